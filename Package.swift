@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// Multiview: a synchronized multiview audio/video player for Linux, in Swift over GStreamer.
+//
+// Layers, imports flowing one way (bottom to top):
+//   CGStreamer (system headers) ← CGStreamerShim (what Swift cannot call) ← GStreamer (safe Swift wrappers)
+//   ← Multiview (Player, Stage, grid window) ← multiview (command-line tool)
+import PackageDescription
+
+let package = Package(
+    name: "Multiview",
+    products: [
+        .library(name: "GStreamer", targets: ["GStreamer"]),
+        .library(name: "Multiview", targets: ["Multiview"]),
+        .executable(name: "multiview", targets: ["multiview"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The one system-library module: C headers of GStreamer (core, app, video, audio, pbutils, net) and Xlib.
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0",
+            providers: [.apt([
+                "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev",
+                "libx11-dev",
+            ])]
+        ),
+        // The one small C shim: only variadic setters, cast macros and trampolines Swift cannot express.
+        .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        .target(
+            name: "GStreamer",
+            dependencies: ["CGStreamer", "CGStreamerShim"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "Multiview",
+            dependencies: ["GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "multiview",
+            dependencies: ["Multiview", "GStreamer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "GStreamerTests",
+            dependencies: ["GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "MultiviewTests",
+            dependencies: ["Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,59 @@
+import CGStreamer
+import Synchronization
+
+/// An owned `GstBus`. Messages are delivered by a *sync handler*: GStreamer calls it on the posting thread,
+/// it copies the message into a `BusMessage` and yields it into an `AsyncStream`. Nothing polls; nothing is
+/// dropped; order is the posting order as seen by the bus.
+public final class Bus: ObjectRef, @unchecked Sendable {
+    // Sendable: `pipelineIdentity` is immutable; `installed` is protected by a Mutex.
+    private let pipelineIdentity: UnsafeMutableRawPointer?
+    private let installed = Mutex(false)
+
+    var bus: UnsafeMutablePointer<GstBus> { UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstBus.self) }
+
+    init(takingOwnershipOf raw: UnsafeMutablePointer<GstBus>, pipeline: Pipeline) {
+        pipelineIdentity = UnsafeMutableRawPointer(pipeline.gobject)
+        super.init(takingOwnershipOf: raw)
+    }
+
+    deinit {
+        // Removing the handler makes GStreamer call our destroy notify, which finishes the stream.
+        gst_bus_set_sync_handler(bus, nil, nil, nil)
+    }
+
+    /// The bus's messages as an async stream. One consumer per bus (fan out in Swift): a second call is a
+    /// programming error. The stream finishes when this `Bus` is released.
+    public func messages() -> AsyncStream<BusMessage> {
+        let alreadyInstalled = installed.withLock { value -> Bool in
+            defer { value = true }
+            return value
+        }
+        precondition(!alreadyInstalled, "Bus.messages() has one consumer; fan out in Swift")
+        let (stream, continuation) = AsyncStream<BusMessage>.makeStream(bufferingPolicy: .unbounded)
+        let box = Unmanaged.passRetained(SyncHandlerBox(continuation: continuation, pipeline: pipelineIdentity))
+        gst_bus_set_sync_handler(bus, Bus.syncHandler, box.toOpaque(), Bus.destroyNotify)
+        return stream
+    }
+
+    final class SyncHandlerBox {
+        let continuation: AsyncStream<BusMessage>.Continuation
+        let pipeline: UnsafeMutableRawPointer?
+        init(continuation: AsyncStream<BusMessage>.Continuation, pipeline: UnsafeMutableRawPointer?) {
+            self.continuation = continuation
+            self.pipeline = pipeline
+        }
+        deinit { continuation.finish() }
+    }
+
+    static let syncHandler: GstBusSyncHandler = { _, message, userData in
+        guard let message, let userData else { return GST_BUS_DROP }
+        let box = Unmanaged<SyncHandlerBox>.fromOpaque(userData).takeUnretainedValue()
+        box.continuation.yield(BusMessage(message, pipeline: box.pipeline))
+        return GST_BUS_DROP
+    }
+
+    static let destroyNotify: GDestroyNotify = { userData in
+        guard let userData else { return }
+        Unmanaged<SyncHandlerBox>.fromOpaque(userData).release()
+    }
+}

@@ -1,0 +1,97 @@
+import CGStreamer
+
+/// An owned `GstPad`.
+public final class Pad: ObjectRef, @unchecked Sendable {
+    public var pad: UnsafeMutablePointer<GstPad> {
+        UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstPad.self)
+    }
+
+    public var name: String {
+        guard let raw = gst_object_get_name(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self))
+        else { return "" }
+        defer { g_free(raw) }
+        return String(cString: raw)
+    }
+
+    /// The negotiated caps, if any.
+    public var currentCaps: Caps? {
+        guard let raw = gst_pad_get_current_caps(pad) else { return nil }
+        return Caps(takingOwnershipOf: raw)
+    }
+
+    /// Installs a probe; it stays installed while the returned token lives.
+    /// The closure runs on a streaming thread: hand work over, do not block.
+    public func addProbe(_ kind: PadProbeKind,
+                         _ body: @escaping @Sendable (PadProbeInfo) -> PadProbeReturn) -> PadProbe {
+        let box = Unmanaged.passRetained(PadProbe.Handler(body)).toOpaque()
+        let id = gst_pad_add_probe(pad, GstPadProbeType(rawValue: kind.rawValue), PadProbe.trampoline, box,
+                                   PadProbe.destroy)
+        return PadProbe(pad: self, id: id)
+    }
+}
+
+/// Which data a pad probe sees.
+public struct PadProbeKind: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let buffer = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+    public static let eventDownstream = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+    public static let blocking = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
+}
+
+public enum PadProbeReturn: Sendable {
+    case ok, drop, remove, pass
+    var raw: GstPadProbeReturn {
+        switch self {
+        case .ok: return GST_PAD_PROBE_OK
+        case .drop: return GST_PAD_PROBE_DROP
+        case .remove: return GST_PAD_PROBE_REMOVE
+        case .pass: return GST_PAD_PROBE_PASS
+        }
+    }
+}
+
+/// What a probe saw, copied into Swift values (the C data is only valid during the callback).
+public struct PadProbeInfo: Sendable {
+    /// Buffer timestamp (PTS) and duration, for buffer probes.
+    public var pts: ClockTime?
+    public var duration: ClockTime?
+    /// Event type name ("segment", "eos", …) for event probes.
+    public var eventName: String?
+}
+
+/// Token of an installed pad probe: removes the probe when released.
+public final class PadProbe: @unchecked Sendable {
+    // Sendable: immutable after init; gst_pad_remove_probe is MT-safe.
+    private let pad: Pad
+    private let id: gulong
+
+    init(pad: Pad, id: gulong) { self.pad = pad; self.id = id }
+    deinit { if id != 0 { gst_pad_remove_probe(pad.pad, id) } }
+
+    final class Handler {
+        let body: @Sendable (PadProbeInfo) -> PadProbeReturn
+        init(_ body: @escaping @Sendable (PadProbeInfo) -> PadProbeReturn) { self.body = body }
+    }
+
+    static let trampoline: GstPadProbeCallback = { _, info, userData in
+        guard let info, let userData else { return GST_PAD_PROBE_OK }
+        let handler = Unmanaged<Handler>.fromOpaque(userData).takeUnretainedValue()
+        var swiftInfo = PadProbeInfo()
+        let type = info.pointee.type.rawValue
+        if type & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0, let data = info.pointee.data {
+            let buffer = data.assumingMemoryBound(to: GstBuffer.self)
+            swiftInfo.pts = ClockTime(raw: buffer.pointee.pts)
+            swiftInfo.duration = ClockTime(raw: buffer.pointee.duration)
+        } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
+            let event = data.assumingMemoryBound(to: GstEvent.self)
+            swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }
+        }
+        return handler.body(swiftInfo).raw
+    }
+
+    static let destroy: GDestroyNotify = { userData in
+        guard let userData else { return }
+        Unmanaged<Handler>.fromOpaque(userData).release()
+    }
+}

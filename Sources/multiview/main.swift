@@ -1,0 +1,2 @@
+import Multiview
+print("x")
