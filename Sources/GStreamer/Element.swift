@@ -182,6 +182,17 @@ public class Bin: Element, @unchecked Sendable {
         }
     }
 
+    /// Exposes `target` (a pad of a child) as a pad of the bin itself.
+    public func addGhostPad(named name: String, target: Pad) throws {
+        guard let ghost = gst_ghost_pad_new(name, target.pad) else {
+            throw GStreamerError.noSuchPad(element: self.name, pad: name)
+        }
+        gst_pad_set_active(ghost, 1)
+        guard gst_element_add_pad(element, ghost) != 0 else {
+            throw GStreamerError.noSuchPad(element: self.name, pad: name)
+        }
+    }
+
     /// A child (recursing into sub-bins) by name.
     public func child(named name: String) -> Element? {
         guard let raw = gst_bin_get_by_name(bin, name) else { return nil }

@@ -1,0 +1,39 @@
+import GStreamer
+
+/// Where a view's video goes.
+public enum VideoOutput: Sendable, Equatable {
+    /// No video branch at all (audio-only use).
+    case none
+    /// Decoded and discarded in real time (`fakesink sync=true`): headless playback, tests, benchmarks.
+    case fakeSink
+    /// Drawn by the view's own `ximagesink` into an X11 child window of the grid, scaled to the tile, with
+    /// the tile's tag burnt in by `textoverlay`.
+    case window(WindowTarget)
+}
+
+/// A tile of the grid window: the X11 window id and its size in pixels.
+public struct WindowTarget: Sendable, Equatable {
+    public var handle: UInt
+    public var width: Int
+    public var height: Int
+    public init(handle: UInt, width: Int, height: Int) {
+        self.handle = handle; self.width = width; self.height = height
+    }
+}
+
+/// Where a view's audio goes.
+public enum AudioOutput: Sendable, Equatable {
+    case none
+    /// Discarded in real time (`fakesink sync=true`): no PulseAudio server.
+    case fakeSink
+    /// A PulseAudio stream of its own (default sink when `device` is nil).
+    case pulse(device: String?)
+
+    /// PulseAudio when a server answers, else a fake sink. A pulsesink going to READY opens its connection
+    /// to the server (GstAudioBaseSink opens the device in NULL→READY), so this is a real reachability check.
+    public static func detect() -> AudioOutput {
+        guard let sink = try? Element(factory: "pulsesink") else { return .fakeSink }
+        defer { _ = try? sink.setState(.null) }
+        return (try? sink.setState(.ready)) != nil ? .pulse(device: nil) : .fakeSink
+    }
+}

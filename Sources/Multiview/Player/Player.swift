@@ -1,0 +1,404 @@
+import Foundation
+import GStreamer
+
+/// Static settings of one view.
+public struct PlayerConfiguration: Sendable {
+    public var view: ViewIdentity
+    public var video: VideoOutput
+    public var audio: AudioOutput
+    /// Draw a visualisation (goom) for audio-only media so its tile is not blank. Off headless.
+    public var visualizeAudioOnly: Bool
+
+    public init(view: ViewIdentity, video: VideoOutput = .fakeSink, audio: AudioOutput = .fakeSink,
+                visualizeAudioOnly: Bool = false) {
+        self.view = view; self.video = video; self.audio = audio; self.visualizeAudioOnly = visualizeAudioOnly
+    }
+}
+
+/// One view: a playbin3 pipeline of its own and the state around it.
+///
+/// Threading: the actor owns all mutable state. GStreamer posts bus messages on its streaming threads; the
+/// bus's sync handler only copies them into an `AsyncStream`, and a task feeds them to the actor in order.
+/// The pipeline itself is exposed (`pipeline`) so the coordination layer can set its clock and base time.
+public actor Player {
+    public nonisolated let view: ViewIdentity
+    public nonisolated let pipeline: Pipeline
+    public nonisolated let configuration: PlayerConfiguration
+
+    private let bus: Bus
+    private let tagOverlay: Element?
+    private var source: MediaSource?
+    private var targetState: ElementState = .null
+    private var currentState: ElementState = .null
+    private var bufferingPercent = 100
+    private var seekInFlight = false
+    private var missingPlugins: [String] = []
+    private var status = PlayerStatus(state: .stopped, waitingToPlay: nil)
+    public private(set) var rate: Double = 1.0
+    public private(set) var mediaInfo = ViewMediaInfo()
+    public private(set) var failure: PlayerError?
+    public private(set) var reachedEnd = false
+    public private(set) var hasPlayed = false
+
+    private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
+    private var nextSubscriberID = 0
+    private var asyncDoneWaiters: [Int: CheckedContinuation<Void, Error>] = [:]
+    private var nextWaiterID = 0
+
+    public init(configuration: PlayerConfiguration) throws {
+        let view = configuration.view
+        self.view = view
+        self.configuration = configuration
+        let playbin: Pipeline
+        do {
+            playbin = try Pipeline(factory: "playbin3", name: "view\(view.number)")
+        } catch {
+            throw PlayerError(view: view, cause: .missingElement("playbin3"))
+        }
+        self.pipeline = playbin
+        var overlay: Element?
+        do {
+            var flags = ["audio", "text", "soft-volume"]
+            switch configuration.video {
+            case .none:
+                break
+            case .fakeSink:
+                flags.append("video")
+                let sink = try Element(factory: "fakesink", name: "videosink")
+                try sink.set("sync", true)
+                try sink.set("qos", true)
+                try playbin.set("video-sink", sink)
+            case .window(let target):
+                flags.append("video")
+                if configuration.visualizeAudioOnly { flags.append("vis") }
+                // One sink per view, in the view's own pipeline: frames are shown on the streaming thread at
+                // their clock time, so the window adds no scheduling of its own to the sync we measure.
+                // Ghosted by hand: automatic ghosting would pick textoverlay's unlinked text_sink pad.
+                let bin = try Bin.parse("""
+                    videoconvert name=in ! videoscale ! \
+                    video/x-raw,width=\(target.width),height=\(target.height),pixel-aspect-ratio=1/1 ! \
+                    textoverlay name=tag valignment=bottom halignment=right font-desc="Sans Bold 11" \
+                    shaded-background=true ! videoconvert ! ximagesink name=xsink force-aspect-ratio=false
+                    """, ghostUnlinkedPads: false)
+                guard let input = bin.child(named: "in") else { throw GStreamerError.missingElement(factory: "videoconvert") }
+                try bin.addGhostPad(named: "sink", target: try input.staticPad("sink"))
+                guard let sink = bin.child(named: "xsink") else {
+                    throw GStreamerError.missingElement(factory: "ximagesink")
+                }
+                try sink.setWindowHandle(target.handle)
+                try playbin.set("video-sink", bin as Element)
+                overlay = bin.child(named: "tag")
+            }
+            switch configuration.audio {
+            case .none:
+                flags.removeAll { $0 == "audio" }
+            case .fakeSink:
+                let sink = try Element(factory: "fakesink", name: "audiosink")
+                try sink.set("sync", true)
+                try playbin.set("audio-sink", sink)
+            case .pulse(let device):
+                let sink = try Element(factory: "pulsesink", name: "audiosink")
+                if let device { try sink.set("device", device) }
+                try sink.set("client-name", "Multiview")
+                try sink.set("stream-properties", fromString:
+                    "props,media.role=video,media.name=\"\(view.name)\",application.name=Multiview")
+                try playbin.set("audio-sink", sink)
+            }
+            try playbin.set("flags", fromString: flags.joined(separator: "+"))
+        } catch let error as GStreamerError {
+            if case .missingElement(let f) = error { throw PlayerError(view: view, cause: .missingElement(f)) }
+            throw PlayerError(view: view, cause: .pipeline(error.description))
+        }
+        self.tagOverlay = overlay
+        self.bus = playbin.bus()
+        let messages = bus.messages()
+        Task { [weak self] in
+            for await message in messages {
+                guard let self else { return }
+                await self.handle(message)
+            }
+        }
+    }
+
+    deinit {
+        for (_, c) in subscribers { c.finish() }
+        for (_, w) in asyncDoneWaiters { w.resume(throwing: CancellationError()) }
+    }
+
+    // MARK: Events
+
+    /// A new stream of this player's events (each subscriber gets every event from now on).
+    public func events() -> AsyncStream<PlayerEvent> {
+        let (stream, continuation) = AsyncStream<PlayerEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = nextSubscriberID
+        nextSubscriberID += 1
+        subscribers[id] = continuation
+        continuation.yield(.status(status))
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    private func publish(_ event: PlayerEvent) {
+        for (_, c) in subscribers { c.yield(event) }
+    }
+
+    public var currentStatus: PlayerStatus { status }
+
+    // MARK: Transport
+
+    /// Opens a file or URI. Missing local files fail here, before GStreamer gets involved.
+    public func load(_ source: MediaSource) throws {
+        if let path = source.path, !FileManager.default.fileExists(atPath: path) {
+            let error = PlayerError(view: view, cause: .fileNotFound(path: path))
+            fail(error)
+            throw error
+        }
+        _ = try? pipeline.setState(.null)
+        self.source = source
+        failure = nil
+        reachedEnd = false
+        missingPlugins = []
+        try pipeline.set("uri", source.uri)
+    }
+
+    /// Goes to PAUSED and waits until the first frame is ready (or the media failed).
+    public func preroll(timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        try await changeState(to: .paused, timeout: timeout)
+    }
+
+    public func play(timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        try await changeState(to: .playing, timeout: timeout)
+    }
+
+    public func pause(timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        try await changeState(to: .paused, timeout: timeout)
+    }
+
+    /// Stops and releases the decoders (NULL state). The pipeline can be played again.
+    public func stop() {
+        targetState = .null
+        _ = try? pipeline.setState(.null)
+        currentState = .null
+        updateStatus()
+    }
+
+    /// Accurate (frame-exact) or key-unit flushing seek; returns once the pipeline has prerolled there.
+    public func seek(to position: ClockTime, accurate: Bool = true, timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        if currentState < .paused { try await preroll(timeout: timeout) }
+        if let duration, position > duration { throw PlayerError(view: view, cause: .pipeline("seek past the end")) }
+        seekInFlight = true
+        reachedEnd = false
+        updateStatus()
+        do {
+            try pipeline.seek(rate: rate, flags: accurate ? [.flush, .accurate] : [.flush, .keyUnit], position: position)
+        } catch {
+            seekInFlight = false
+            updateStatus()
+            throw PlayerError(view: view, cause: .pipeline("seek to \(position) refused"))
+        }
+        try await waitForAsyncDone(timeout: timeout)
+        seekInFlight = false
+        updateStatus()
+        publish(.seekCompleted(position: self.position ?? position))
+    }
+
+    /// Relative seek, clamped to the media.
+    public func seek(by seconds: Double) async throws {
+        let now = position?.seconds ?? 0
+        var target = max(0, now + seconds)
+        if let duration { target = min(target, max(0, duration.seconds - 0.1)) }
+        try await seek(to: .seconds(target))
+    }
+
+    /// Changes the playback rate with a flushing accurate seek at the current position.
+    public func setRate(_ newRate: Double, timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        guard newRate > 0 else { throw PlayerError(view: view, cause: .pipeline("rate must be positive")) }
+        if currentState < .paused { try await preroll(timeout: timeout) }
+        let here = position ?? .zero
+        rate = newRate
+        seekInFlight = true
+        updateStatus()
+        do {
+            try pipeline.seek(rate: newRate, flags: [.flush, .accurate], position: here)
+        } catch {
+            seekInFlight = false
+            throw PlayerError(view: view, cause: .pipeline("rate change to \(newRate) refused"))
+        }
+        try await waitForAsyncDone(timeout: timeout)
+        seekInFlight = false
+        updateStatus()
+        publish(.rateChanged(newRate))
+    }
+
+    public var position: ClockTime? { pipeline.queryPosition() }
+    public var duration: ClockTime? { pipeline.queryDuration() }
+
+    /// Updates the tag burnt into the tile (window output only).
+    public func setTag(_ text: String) {
+        try? tagOverlay?.set("text", text)
+    }
+
+    // MARK: Internals
+
+    private func checkNotFailed() throws {
+        if let failure { throw failure }
+        if source == nil { throw PlayerError(view: view, cause: .pipeline("no media loaded")) }
+    }
+
+    private func changeState(to state: ElementState, timeout: Duration) async throws {
+        targetState = state
+        updateStatus()
+        let result: StateChangeResult
+        do {
+            result = try pipeline.setState(state)
+        } catch {
+            // The bus carries the real cause; give it a moment to arrive and be classified.
+            try? await Task.sleep(for: .milliseconds(200))
+            let error = failure ?? PlayerError(view: view, cause: .pipeline("cannot change state to \(state)"))
+            fail(error)
+            throw error
+        }
+        if result == .async && currentState != state {
+            try await waitForAsyncDone(timeout: timeout)
+        }
+        if let failure { throw failure }
+    }
+
+    private func waitForAsyncDone(timeout: Duration) async throws {
+        if let failure { throw failure }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        let view = self.view
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            await self?.expireWaiter(id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+            asyncDoneWaiters[id] = c
+        }
+    }
+
+    private func expireWaiter(_ id: Int, error: Error) {
+        asyncDoneWaiters.removeValue(forKey: id)?.resume(throwing: error)
+    }
+
+    private func resumeWaiters(with error: Error? = nil) {
+        let waiters = asyncDoneWaiters
+        asyncDoneWaiters = [:]
+        for (_, w) in waiters {
+            if let error { w.resume(throwing: error) } else { w.resume() }
+        }
+    }
+
+    private func fail(_ error: PlayerError) {
+        guard failure == nil else { return }
+        failure = error
+        targetState = .null
+        _ = try? pipeline.setState(.null)
+        currentState = .null
+        updateStatus()
+        publish(.failed(error))
+        resumeWaiters(with: error)
+    }
+
+    private func updateStatus() {
+        var next: PlayerStatus
+        if failure != nil || currentState <= .ready && targetState <= .ready {
+            next = PlayerStatus(state: .stopped, waitingToPlay: nil)
+        } else if targetState == .playing && bufferingPercent < 100 {
+            next = PlayerStatus(state: .buffering, waitingToPlay: .buffering(percent: bufferingPercent))
+        } else if currentState == .playing && !seekInFlight {
+            next = PlayerStatus(state: .playing, waitingToPlay: nil)
+        } else if targetState == .playing {
+            next = PlayerStatus(state: currentState == .playing ? .playing : .paused,
+                                waitingToPlay: seekInFlight ? .seeking : .loading)
+        } else {
+            next = PlayerStatus(state: currentState >= .paused ? .paused : .stopped,
+                                waitingToPlay: nil)
+        }
+        if next != status {
+            status = next
+            if next.state == .playing { hasPlayed = true }
+            publish(.status(next))
+        }
+    }
+
+    private func handle(_ message: BusMessage) {
+        switch message {
+        case .error(let info):
+            let cause = PlayerError.classify(info, source: source ?? MediaSource(""), missingPlugins: missingPlugins)
+            fail(PlayerError(view: view, cause: cause, underlying: info))
+        case .warning(let info):
+            publish(.warning(info.message))
+        case .missingPlugin(_, let description):
+            missingPlugins.append(description)
+        case .eos(let source) where source.isPipeline:
+            reachedEnd = true
+            publish(.endOfStream)
+        case .stateChanged(let source, _, let new, _) where source.isPipeline:
+            currentState = new
+            updateStatus()
+        case .asyncDone(let source, _) where source.isPipeline:
+            resumeWaiters()
+            updateStatus()
+        case .buffering(_, let percent):
+            bufferingPercent = percent
+            // Standard network buffering: hold in PAUSED until the queue is full, then carry on.
+            if targetState == .playing {
+                if percent < 100 && currentState == .playing { _ = try? pipeline.setState(.paused) }
+                if percent >= 100 && currentState == .paused { _ = try? pipeline.setState(.playing) }
+            }
+            updateStatus()
+        case .clockLost:
+            // The clock provider went away: re-select a clock by cycling through PAUSED.
+            if targetState == .playing {
+                _ = try? pipeline.setState(.paused)
+                _ = try? pipeline.setState(.playing)
+            }
+        case .requestState(_, let state):
+            // e.g. pulsesink asks to pause when PulseAudio corks the stream, and to play when it uncorks.
+            if state >= .paused, failure == nil {
+                targetState = state
+                _ = try? pipeline.setState(state)
+                updateStatus()
+            }
+        case .streamsSelected(_, let streams), .streamCollection(_, let streams):
+            updateMediaInfo(streams)
+        default:
+            break
+        }
+    }
+
+    private func updateMediaInfo(_ streams: [BusMessage.StreamInfo]) {
+        var info = ViewMediaInfo()
+        for stream in streams {
+            guard let capsText = stream.caps, let caps = try? Caps(capsText), let s = caps.structure() else { continue }
+            switch stream.kind {
+            case .video where info.width == nil:
+                info.width = s.int("width")
+                info.height = s.int("height")
+                info.frameRate = s.double("framerate")
+                info.videoCodec = stream.codec
+            case .audio where info.audioCodec == nil:
+                info.audioCodec = stream.codec
+                info.audioChannels = s.int("channels")
+            default:
+                break
+            }
+        }
+        if info != mediaInfo && (info.width != nil || info.audioCodec != nil) {
+            mediaInfo = info
+            publish(.mediaInfo(info))
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GStreamer
+
+/// Which view a player is: its 1-based number on the stage and a short name (the file name).
+public struct ViewIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var number: Int
+    public var name: String
+    public init(number: Int, name: String) { self.number = number; self.name = name }
+    /// "view 3 (broken.mp4)" — the prefix of every per-view error line.
+    public var description: String { "view \(number) (\(name))" }
+}
+
+/// Where a view's media comes from.
+public struct MediaSource: Sendable, Hashable, CustomStringConvertible {
+    public var uri: String
+    /// The local path when the source is a file.
+    public var path: String?
+
+    /// Accepts a path (relative or absolute) or a URI (file://, http://, https://, …).
+    public init(_ pathOrURI: String) {
+        if pathOrURI.contains("://") {
+            uri = pathOrURI
+            path = URL(string: pathOrURI).flatMap { $0.isFileURL ? $0.path : nil }
+        } else {
+            let absolute = URL(fileURLWithPath: pathOrURI).standardizedFileURL
+            uri = absolute.absoluteString
+            path = absolute.path
+        }
+    }
+
+    /// The last path component, used as the view's default name.
+    public var displayName: String {
+        if let path { return (path as NSString).lastPathComponent }
+        return URL(string: uri)?.lastPathComponent ?? uri
+    }
+    public var description: String { path ?? uri }
+}
+
+/// The app-level playback state (as in GstPlay): what the user sees, not GStreamer's element state.
+public enum PlaybackState: String, Sendable, Equatable, CustomStringConvertible {
+    case stopped = "STOPPED"
+    case buffering = "BUFFERING"
+    case paused = "PAUSED"
+    case playing = "PLAYING"
+    public var description: String { rawValue }
+}
+
+/// Why a view that was asked to play is not playing yet ("waiting to play at the specified rate").
+public enum WaitingReason: Sendable, Equatable, CustomStringConvertible {
+    /// Opening and prerolling the media.
+    case loading
+    /// Network buffering, with the fill level.
+    case buffering(percent: Int)
+    /// A flushing seek is in flight.
+    case seeking
+    /// Held back by a coordinator until every view is ready.
+    case waitingForCoordinatedPlayback
+
+    public var description: String {
+        switch self {
+        case .loading: return "loading"
+        case .buffering(let p): return "buffering \(p)%"
+        case .seeking: return "seeking"
+        case .waitingForCoordinatedPlayback: return "waiting for coordinated playback"
+        }
+    }
+}
+
+/// State plus "waiting to play" reason, published together so listeners never see one without the other.
+public struct PlayerStatus: Sendable, Equatable, CustomStringConvertible {
+    public var state: PlaybackState
+    /// Non-nil while the view is asked to play but is not playing yet.
+    public var waitingToPlay: WaitingReason?
+    public var description: String {
+        if let waitingToPlay { return "\(state) (waiting: \(waitingToPlay))" }
+        return state.description
+    }
+}
+
+/// What a view is showing, learnt from its stream collection.
+public struct ViewMediaInfo: Sendable, Equatable {
+    public var width: Int?
+    public var height: Int?
+    public var frameRate: Double?
+    public var videoCodec: String?
+    public var audioCodec: String?
+    public var audioChannels: Int?
+    public var hasVideo: Bool { width != nil }
+    /// "640x360" or "audio only".
+    public var resolutionText: String {
+        if let width, let height { return "\(width)x\(height)" }
+        return audioCodec == nil ? "no streams" : "audio only"
+    }
+}
+
+/// Something that happened to a player, in order.
+public enum PlayerEvent: Sendable {
+    case status(PlayerStatus)
+    case mediaInfo(ViewMediaInfo)
+    case seekCompleted(position: ClockTime)
+    case rateChanged(Double)
+    case endOfStream
+    case warning(String)
+    case failed(PlayerError)
+}
+
+/// A view's failure: which view, and a typed cause. `description` is the one line printed for it.
+public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Cause: Sendable, Equatable, CustomStringConvertible {
+        case fileNotFound(path: String)
+        case permissionDenied(path: String)
+        /// The data could not be parsed (truncated, corrupt, not media at all).
+        case corruptMedia(String)
+        /// A stream needs a decoder that is not installed.
+        case unsupportedCodec(String)
+        /// Nothing in the media could be decoded into audio or video.
+        case noDecodableStream(String)
+        /// HTTP error, connection refused, server gone.
+        case network(String)
+        /// A GStreamer element the player needs is not installed.
+        case missingElement(String)
+        /// Output (audio/video sink) failed.
+        case output(String)
+        case timeout(String)
+        /// Any other GStreamer error, with its text.
+        case pipeline(String)
+
+        public var description: String {
+            switch self {
+            case .fileNotFound(let p): return "file not found: \(p)"
+            case .permissionDenied(let p): return "permission denied: \(p)"
+            case .corruptMedia(let m): return "corrupt or unreadable media: \(m)"
+            case .unsupportedCodec(let m): return "unsupported codec: \(m)"
+            case .noDecodableStream(let m): return "no decodable stream: \(m)"
+            case .network(let m): return "network error: \(m)"
+            case .missingElement(let m): return "missing GStreamer element: \(m)"
+            case .output(let m): return "output error: \(m)"
+            case .timeout(let m): return "timed out: \(m)"
+            case .pipeline(let m): return m
+            }
+        }
+    }
+
+    public var view: ViewIdentity
+    public var cause: Cause
+    /// The GStreamer error behind it, when there was one (domain, code, debug text, source element).
+    public var underlying: BusMessage.ErrorInfo?
+
+    public init(view: ViewIdentity, cause: Cause, underlying: BusMessage.ErrorInfo? = nil) {
+        self.view = view; self.cause = cause; self.underlying = underlying
+    }
+
+    /// "view 3 (broken.mp4): corrupt or unreadable media: …"
+    public var description: String { "\(view): \(cause)" }
+
+    /// Maps a GStreamer error message to a typed cause. GStreamer's error domains/codes (gsterror.h) say what
+    /// kind of failure it is; the source element says where.
+    static func classify(_ info: BusMessage.ErrorInfo, source: MediaSource, missingPlugins: [String]) -> Cause {
+        let text = info.message
+        if !missingPlugins.isEmpty { return .unsupportedCodec(missingPlugins.joined(separator: ", ")) }
+        if info.isResourceError {
+            // GST_RESOURCE_ERROR_NOT_FOUND = 3, OPEN_READ = 5, NOT_AUTHORIZED = 15
+            if let path = source.path {
+                if !FileManager.default.fileExists(atPath: path) { return .fileNotFound(path: path) }
+                if !FileManager.default.isReadableFile(atPath: path) { return .permissionDenied(path: path) }
+            }
+            if source.path == nil { return .network(text) }
+            if info.source.factory?.hasSuffix("sink") == true { return .output(text) }
+            return .corruptMedia(text)
+        }
+        if info.isStreamError {
+            switch info.code {
+            case 6: return .unsupportedCodec(text)                 // GST_STREAM_ERROR_CODEC_NOT_FOUND
+            case 4, 5, 9, 11: return .corruptMedia(text)           // TYPE_NOT_FOUND, WRONG_TYPE, DEMUX, FORMAT
+            case 7: return .corruptMedia("cannot decode: \(text)") // DECODE
+            case 1 where text.localizedCaseInsensitiveContains("no suitable") ||
+                         text.localizedCaseInsensitiveContains("decod"):
+                return .noDecodableStream(text)
+            default: return .pipeline(text)
+            }
+        }
+        if info.isCoreError && info.code == 12 { return .missingElement(text) } // GST_CORE_ERROR_MISSING_PLUGIN
+        return .pipeline(text)
+    }
+}

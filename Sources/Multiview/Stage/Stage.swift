@@ -1,0 +1,287 @@
+import Foundation
+import GStreamer
+
+/// How a stage runs.
+public struct StageConfiguration: Sendable {
+    public var sources: [MediaSource]
+    /// Force headless. Without it the stage opens a window when a display is reachable.
+    public var headless: Bool
+    /// Stop after this many seconds of wall time (nil: play to the end).
+    public var duration: Double?
+    /// nil: PulseAudio when a server answers, else a fake sink.
+    public var audio: AudioOutput?
+    public var tileWidth: Int
+    public var tileHeight: Int
+    /// Print one status line per interval.
+    public var statusInterval: Duration
+
+    public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
+                tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
+        self.sources = sources; self.headless = headless; self.duration = duration; self.audio = audio
+        self.tileWidth = tileWidth; self.tileHeight = tileHeight; self.statusInterval = statusInterval
+    }
+}
+
+/// How a stage run ended.
+public struct StageOutcome: Sendable {
+    public var views: [ViewIdentity]
+    /// One per failed view.
+    public var failures: [PlayerError]
+    /// Views that reached PLAYING.
+    public var played: Set<Int>
+    public var usedWindow: Bool
+    public var audio: AudioOutput
+    /// 0 when every view played and none failed.
+    public var exitCode: Int32 { failures.isEmpty && played.count == views.count ? 0 : 1 }
+}
+
+/// Where the stage writes its progress (stdout/stderr in the CLI, a recorder in tests).
+public protocol StageReporter: Sendable {
+    func status(_ line: String)
+    func note(_ line: String)
+}
+
+/// Runs several players side by side, each on its own pipeline, in one grid window or headless.
+///
+/// Threading: the actor owns the players list, per-view bookkeeping and the run loop. Player events,
+/// commands (keyboard thread, stdin thread) and timer ticks all arrive as `Input`s on one stream, so they are
+/// handled one at a time, in order.
+public actor Stage {
+    public let configuration: StageConfiguration
+    private let reporter: StageReporter
+
+    private enum Input: Sendable {
+        case player(Int, PlayerEvent)
+        case command(StageCommand)
+        case tick
+        case deadline
+    }
+
+    private var views: [ViewIdentity] = []
+    private var players: [Int: Player] = [:]
+    private var statuses: [Int: PlayerStatus] = [:]
+    private var infos: [Int: ViewMediaInfo] = [:]
+    private var failures: [Int: PlayerError] = [:]
+    private var ended: Set<Int> = []
+    private var played: Set<Int> = []
+    private var window: GridWindow?
+    private var inputContinuation: AsyncStream<Input>.Continuation?
+    private var startInstant = ContinuousClock.now
+    private var quitRequested = false
+
+    public init(configuration: StageConfiguration, reporter: StageReporter) {
+        self.configuration = configuration
+        self.reporter = reporter
+    }
+
+    /// Sends a command to the running stage (from stdin, a test, …).
+    public func send(_ command: StageCommand) {
+        inputContinuation?.yield(.command(command))
+    }
+
+    /// The players (for tests and the coordination layer). Empty until `run` has created them.
+    public var currentPlayers: [Player] { players.keys.sorted().compactMap { players[$0] } }
+
+    /// Plays every source until all have ended, `quit`, or the duration elapsed.
+    public func run(commands: AsyncStream<StageCommand>? = nil) async -> StageOutcome {
+        startInstant = .now
+        views = configuration.sources.enumerated().map { ViewIdentity(number: $0.offset + 1, name: $0.element.displayName) }
+
+        // Output choice: a window when a display is reachable and not told otherwise, else headless.
+        if !configuration.headless {
+            do {
+                window = try GridWindow(tileCount: views.count, tileWidth: configuration.tileWidth,
+                                        tileHeight: configuration.tileHeight)
+            } catch {
+                reporter.note("no display (\(error)): playing headless")
+            }
+        }
+        let audio = configuration.audio ?? AudioOutput.detect()
+        if case .fakeSink = audio { reporter.note("no PulseAudio server reachable: audio goes to a fake sink") }
+
+        let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+        inputContinuation = continuation
+        window?.start { command in continuation.yield(.command(command)) }
+        if let commands {
+            Task { for await command in commands { continuation.yield(.command(command)) } }
+        }
+        let interval = configuration.statusInterval
+        let ticker = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                continuation.yield(.tick)
+            }
+        }
+        var deadlineTask: Task<Void, Error>?
+        if let duration = configuration.duration {
+            deadlineTask = Task {
+                try await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                continuation.yield(.deadline)
+            }
+        }
+
+        // Build every player first, then start them all; a view that cannot be built is a failure of that
+        // view only.
+        for (index, view) in views.enumerated() {
+            let video: VideoOutput = window.map { .window($0.tiles[index]) } ?? .fakeSink
+            let config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+            do {
+                let player = try Player(configuration: config)
+                players[view.number] = player
+                let events = await player.events()
+                Task { for await event in events { continuation.yield(.player(view.number, event)) } }
+            } catch let error as PlayerError {
+                recordFailure(error)
+            } catch {
+                recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+            }
+        }
+        for (index, view) in views.enumerated() {
+            guard let player = players[view.number] else { continue }
+            let source = configuration.sources[index]
+            Task {
+                do {
+                    try await player.load(source)
+                    try await player.play()
+                } catch {
+                    // Failures also arrive as `.failed` events; nothing more to do here.
+                }
+            }
+        }
+        reporter.status(statusLine())
+
+        for await input in inputs {
+            await handle(input)
+            if quitRequested || allViewsDone { break }
+        }
+
+        ticker.cancel()
+        deadlineTask?.cancel()
+        for player in players.values { await player.stop() }
+        window?.close()
+        inputContinuation = nil
+        continuation.finish()
+        let outcome = StageOutcome(views: views, failures: views.compactMap { failures[$0.number] },
+                                   played: played, usedWindow: window != nil, audio: audio)
+        return outcome
+    }
+
+    private var allViewsDone: Bool {
+        views.allSatisfy { ended.contains($0.number) || failures[$0.number] != nil }
+    }
+
+    private func recordFailure(_ error: PlayerError) {
+        guard failures[error.view.number] == nil else { return }
+        failures[error.view.number] = error
+        window?.setMessage("\(error.view)\nFAILED: \(error.cause)", tile: error.view.number - 1)
+    }
+
+    private func handle(_ input: Input) async {
+        switch input {
+        case .player(let number, let event):
+            switch event {
+            case .status(let status):
+                statuses[number] = status
+                if status.state == .playing { played.insert(number) }
+                await updateTag(number)
+            case .mediaInfo(let info):
+                infos[number] = info
+                await updateTag(number)
+            case .endOfStream:
+                ended.insert(number)
+            case .failed(let error):
+                recordFailure(error)
+            case .warning, .seekCompleted, .rateChanged:
+                break
+            }
+        case .command(let command):
+            await perform(command)
+        case .tick:
+            reporter.status(statusLine())
+        case .deadline:
+            reporter.status(statusLine())
+            quitRequested = true
+        }
+    }
+
+    private func perform(_ command: StageCommand) async {
+        let live = views.compactMap { failures[$0.number] == nil ? players[$0.number] : nil }
+        switch command {
+        case .quit:
+            quitRequested = true
+        case .status:
+            reporter.status(statusLine())
+        case .togglePause:
+            let anyPlaying = statuses.values.contains { $0.state == .playing }
+            await perform(anyPlaying ? .pause : .play)
+        case .play, .pause, .seekBy, .seekTo, .rate:
+            // Each view acts on its own here (uncoordinated); run them concurrently so no view waits for another.
+            await withTaskGroup(of: Void.self) { group in
+                for player in live {
+                    group.addTask {
+                        switch command {
+                        case .play: try? await player.play()
+                        case .pause: try? await player.pause()
+                        case .seekBy(let s): try? await player.seek(by: s)
+                        case .seekTo(let s): try? await player.seek(to: .seconds(s))
+                        case .rate(let r): try? await player.setRate(r)
+                        default: break
+                        }
+                    }
+                }
+            }
+            if case .seekBy = command { ended.removeAll() }
+            if case .seekTo = command { ended.removeAll() }
+            reporter.note("\(command) done")
+        }
+    }
+
+    private func updateTag(_ number: Int) async {
+        guard window != nil, let player = players[number], let view = views.first(where: { $0.number == number })
+        else { return }
+        let info = infos[number].map { $0.resolutionText } ?? "…"
+        let state = statuses[number].map { status -> String in
+            if let waiting = status.waitingToPlay { return waiting.description }
+            return status.state.description.lowercased()
+        } ?? ""
+        await player.setTag("\(view.number) \(view.name)  \(info)  \(state)")
+    }
+
+    /// "[  3.0s] 1 angle1-wide PLAYING 0:00:03.012/0:00:24.000 | 2 …"
+    private func statusLine() -> String {
+        let elapsed = ContinuousClock.now - startInstant
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        var parts: [String] = []
+        for view in views {
+            var text = "\(view.number) \(view.name) "
+            if let failure = failures[view.number] {
+                text += "FAILED (\(failure.cause))"
+            } else if ended.contains(view.number) {
+                text += "ENDED"
+            } else if let status = statuses[view.number] {
+                text += status.state.description
+                if let waiting = status.waitingToPlay { text += " [\(waiting)]" }
+                if let position = positions[view.number] {
+                    text += " \(position)"
+                    if let duration = durations[view.number] { text += "/\(duration)" }
+                }
+            } else {
+                text += "opening"
+            }
+            parts.append(text)
+        }
+        return String(format: "[%6.1fs] ", seconds) + parts.joined(separator: " | ")
+    }
+
+    // Positions are sampled on each tick by querying the pipelines (a query, not bus polling).
+    private var positions: [Int: ClockTime] {
+        var result: [Int: ClockTime] = [:]
+        for (number, player) in players { if let p = player.pipeline.queryPosition() { result[number] = p } }
+        return result
+    }
+    private var durations: [Int: ClockTime] {
+        var result: [Int: ClockTime] = [:]
+        for (number, player) in players { if let d = player.pipeline.queryDuration() { result[number] = d } }
+        return result
+    }
+}

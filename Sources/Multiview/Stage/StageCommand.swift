@@ -1,0 +1,42 @@
+/// A transport command for every view on the stage, from the window's keyboard or from stdin.
+public enum StageCommand: Sendable, Equatable {
+    case togglePause
+    case play
+    case pause
+    /// Relative seek in seconds (negative = back).
+    case seekBy(Double)
+    /// Absolute seek in seconds.
+    case seekTo(Double)
+    case rate(Double)
+    case status
+    case quit
+
+    /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
+    /// Returns nil for anything else (the caller prints help).
+    public static func parse(_ line: String) -> StageCommand? {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let first = words.first?.lowercased() else { return nil }
+        switch (first, words.count) {
+        case ("p", 1), ("space", 1), ("toggle", 1): return .togglePause
+        case ("play", 1): return .play
+        case ("pause", 1): return .pause
+        case ("q", 1), ("quit", 1), ("exit", 1): return .quit
+        case ("s", 1), ("status", 1): return .status
+        case ("seek", 2):
+            let arg = words[1]
+            guard let value = Double(arg), value.isFinite else { return nil }
+            if arg.hasPrefix("+") || arg.hasPrefix("-") { return .seekBy(value) }
+            return value >= 0 ? .seekTo(value) : nil
+        case ("rate", 2):
+            guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
+            return .rate(value)
+        default:
+            if words.count == 1, first.hasPrefix("+") || first.hasPrefix("-"), let value = Double(first), value.isFinite {
+                return .seekBy(value)
+            }
+            return nil
+        }
+    }
+
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit)"
+}

@@ -1,2 +1,0 @@
-import Multiview
-print("x")
