@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import Synchronization
 
 /// Static settings of one view.
 public struct PlayerConfiguration: Sendable {
@@ -27,6 +28,10 @@ public actor Player {
 
     private let bus: Bus
     private let tagOverlay: Element?
+    /// Latest media time (buffer PTS + duration) that reached a sink, written by pad probes on streaming
+    /// threads; a Mutex-protected box is its owner.
+    private let renderedMediaTime = RenderedMediaTime()
+    private var sinkProbes: [PadProbe] = []
     private var source: MediaSource?
     private var targetState: ElementState = .null
     private var currentState: ElementState = .null
@@ -110,6 +115,17 @@ public actor Player {
             throw PlayerError(view: view, cause: .pipeline(error.description))
         }
         self.tagOverlay = overlay
+        var probes: [PadProbe] = []
+        let rendered = renderedMediaTime
+        for property in ["video-sink", "audio-sink"] {
+            if let sink = try? playbin.get(property, as: Element.self), let pad = try? sink.staticPad("sink") {
+                probes.append(pad.addProbe(.buffer) { info in
+                    if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
+                    return .ok
+                })
+            }
+        }
+        self.sinkProbes = probes
         self.bus = playbin.bus()
         let messages = bus.messages()
         Task { [weak self] in
@@ -196,6 +212,7 @@ public actor Player {
         if let duration, position > duration { throw PlayerError(view: view, cause: .pipeline("seek past the end")) }
         seekInFlight = true
         reachedEnd = false
+        renderedMediaTime.reset()
         updateStatus()
         do {
             try pipeline.seek(rate: rate, flags: accurate ? [.flush, .accurate] : [.flush, .keyUnit], position: position)
@@ -343,6 +360,13 @@ public actor Player {
         case .missingPlugin(_, let description):
             missingPlugins.append(description)
         case .eos(let source) where source.isPipeline:
+            // GStreamer ends a truncated file with a plain EOS where its data stops; a player must say so.
+            // (A position query at EOS answers the segment end, so we use the last timestamp the sinks saw.)
+            if let duration, let end = renderedMediaTime.latest, rate > 0,
+               end + .seconds(max(1.0, duration.seconds * 0.05)) < duration {
+                fail(PlayerError(view: view, cause: .truncatedMedia(endedAt: end, duration: duration)))
+                return
+            }
             reachedEnd = true
             publish(.endOfStream)
         case .stateChanged(let source, _, let new, _) where source.isPipeline:
@@ -401,4 +425,12 @@ public actor Player {
             publish(.mediaInfo(info))
         }
     }
+}
+
+/// The latest media time seen by a view's sinks. Pad probes write it on streaming threads; the Mutex owns it.
+final class RenderedMediaTime: Sendable {
+    private let value = Mutex<ClockTime?>(nil)
+    func record(_ time: ClockTime) { value.withLock { if $0 == nil || $0! < time { $0 = time } } }
+    func reset() { value.withLock { $0 = nil } }
+    var latest: ClockTime? { value.withLock { $0 } }
 }

@@ -115,6 +115,8 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsupportedCodec(String)
         /// Nothing in the media could be decoded into audio or video.
         case noDecodableStream(String)
+        /// The data stops before the duration its headers announce.
+        case truncatedMedia(endedAt: ClockTime, duration: ClockTime)
         /// HTTP error, connection refused, server gone.
         case network(String)
         /// A GStreamer element the player needs is not installed.
@@ -132,6 +134,8 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .corruptMedia(let m): return "corrupt or unreadable media: \(m)"
             case .unsupportedCodec(let m): return "unsupported codec: \(m)"
             case .noDecodableStream(let m): return "no decodable stream: \(m)"
+            case .truncatedMedia(let end, let duration):
+                return "truncated media: data ends at \(end) of \(duration)"
             case .network(let m): return "network error: \(m)"
             case .missingElement(let m): return "missing GStreamer element: \(m)"
             case .output(let m): return "output error: \(m)"
@@ -157,7 +161,12 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// kind of failure it is; the source element says where.
     static func classify(_ info: BusMessage.ErrorInfo, source: MediaSource, missingPlugins: [String]) -> Cause {
         let text = info.message
-        if !missingPlugins.isEmpty { return .unsupportedCodec(missingPlugins.joined(separator: ", ")) }
+        if !missingPlugins.isEmpty {
+            // The pipeline failed and decoders were missing: none of its streams could be decoded.
+            var unique: [String] = []
+            for plugin in missingPlugins where !unique.contains(plugin) { unique.append(plugin) }
+            return .noDecodableStream("no decoder installed for \(unique.joined(separator: ", "))")
+        }
         if info.isResourceError {
             // GST_RESOURCE_ERROR_NOT_FOUND = 3, OPEN_READ = 5, NOT_AUTHORIZED = 15
             if let path = source.path {
