@@ -46,9 +46,12 @@ public final class Bus: ObjectRef, @unchecked Sendable {
     }
 
     static let syncHandler: GstBusSyncHandler = { _, message, userData in
-        guard let message, let userData else { return GST_BUS_DROP }
+        guard let message, let userData else { return GST_BUS_PASS }
         let box = Unmanaged<SyncHandlerBox>.fromOpaque(userData).takeUnretainedValue()
         box.continuation.yield(BusMessage(message, pipeline: box.pipeline))
+        // A sync handler that returns DROP owns the message and must unref it (GstBusSyncHandler contract);
+        // forgetting this leaks every message and, through its `src`, the pipeline.
+        gst_message_unref(message)
         return GST_BUS_DROP
     }
 

@@ -21,7 +21,8 @@ public class ObjectRef: @unchecked Sendable {
     init(borrowing pointer: UnsafeMutableRawPointer) {
         GStreamer.ensureInitialized()
         let object = pointer.assumingMemoryBound(to: GObject.self)
-        g_object_ref_sink(object)
+        // A plain ref: a borrowed floating object still belongs to whoever will sink it.
+        g_object_ref(object)
         self.gobject = object
     }
 

@@ -1,0 +1,170 @@
+import Foundation
+import GStreamer
+import XCTest
+@testable import Multiview
+
+/// The bundled media, located from this file (Tests/MultiviewTests/Support.swift → repo root).
+enum TestMedia {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let mediaDirectory = root.appendingPathComponent("Media")
+
+    struct Entry: Decodable {
+        var file: String
+        var name: String
+        var width: Int?
+        var height: Int?
+        var fps: Double?
+        var duration_s: Double
+        var tone_hz: Double
+    }
+    struct Manifest: Decodable { var files: [Entry] }
+
+    static func manifest() throws -> Manifest {
+        let data = try Data(contentsOf: mediaDirectory.appendingPathComponent(".manifest.json"))
+        return try JSONDecoder().decode(Manifest.self, from: data)
+    }
+
+    static func path(_ file: String) -> String { mediaDirectory.appendingPathComponent(file).path }
+
+    static var angle1: String { path("angle1-wide.mp4") }
+    static var angles: [String] {
+        ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"].map(path)
+    }
+    /// Every file `Media/*` expands to (the shell skips dot files).
+    static func allVisible() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)
+            .filter { !$0.hasPrefix(".") }.sorted().map(path)
+    }
+
+    /// A scratch directory for broken media made from the bundled files.
+    static func scratch() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("multiview-tests-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// The first third of a bundled file: headers intact, data cut short.
+    static func truncatedCopy(of file: String) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path(file)))
+        let out = try scratch().appendingPathComponent("truncated-" + file)
+        try data.prefix(data.count / 3).write(to: out)
+        return out.path
+    }
+
+    /// Random bytes with a media file's name.
+    static func garbageFile() throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let out = try scratch().appendingPathComponent("garbage.mp4")
+        try Data(bytes).write(to: out)
+        return out.path
+    }
+
+    /// angle3 (Matroska) with its codec ids replaced by ids no decoder knows: a well-formed file whose
+    /// streams cannot be decoded.
+    static func undecodableCopy() throws -> String {
+        var data = try Data(contentsOf: URL(fileURLWithPath: path("angle3-right.mkv")))
+        for (from, to) in [("V_MPEG4/ISO/AVC", "V_XXXXX/ISO/XYZ"), ("A_OPUS", "A_XYZW")] {
+            let f = Data(from.utf8), t = Data(to.utf8)
+            guard let range = data.range(of: f) else { throw TestFailure("codec id \(from) not found in angle3") }
+            data.replaceSubrange(range, with: t)
+        }
+        let out = try scratch().appendingPathComponent("undecodable.mkv")
+        try data.write(to: out)
+        return out.path
+    }
+}
+
+/// Collects a player's events and waits for conditions on them with a deadline.
+actor EventLog {
+    private(set) var events: [PlayerEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ player: Player) async {
+        let stream = await player.events()
+        task = Task { [weak self] in
+            for await event in stream { await self?.append(event) }
+        }
+    }
+    private func append(_ e: PlayerEvent) { events.append(e) }
+
+    var statuses: [PlayerStatus] { events.compactMap { if case .status(let s) = $0 { return s } else { return nil } } }
+    var failure: PlayerError? { events.lazy.compactMap { if case .failed(let e) = $0 { return e } else { return nil } }.first }
+    var sawEndOfStream: Bool { events.contains { if case .endOfStream = $0 { return true } else { return false } } }
+    var mediaInfo: ViewMediaInfo? { events.lazy.compactMap { if case .mediaInfo(let i) = $0 { return i } else { return nil } }.last }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+func makePlayer(_ number: Int = 1, name: String = "test", audio: AudioOutput = .fakeSink) throws -> Player {
+    try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: number, name: name),
+                                                  video: .fakeSink, audio: audio))
+}
+
+/// Records stage output for assertions.
+final class RecordingReporter: StageReporter, @unchecked Sendable {
+    // Sendable: all access to `lines` goes through `lock`.
+    private let lock = NSLock()
+    private var _statusLines: [String] = []
+    private var _notes: [String] = []
+    func status(_ line: String) { lock.withLock { _statusLines.append(line) } }
+    func note(_ line: String) { lock.withLock { _notes.append(line) } }
+    var statusLines: [String] { lock.withLock { _statusLines } }
+    var notes: [String] { lock.withLock { _notes } }
+}
+
+/// Runs a command, returning its exit status and output.
+func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// Test services (PulseAudio, X display) are started by Scripts/test; a test that needs one fails loudly
+/// when it is missing rather than skipping.
+enum Services {
+    static func requirePulseAudio(file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try? runProcess("/usr/bin/pactl", ["info"])
+        guard let result, result.status == 0 else {
+            XCTFail("PulseAudio is not reachable: run the tests through Scripts/test, which starts a daemon",
+                    file: file, line: line)
+            throw CancellationError()
+        }
+    }
+    static func requireDisplay(file: StaticString = #filePath, line: UInt = #line) throws {
+        let display = ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
+        let result = display.isEmpty ? nil : try? runProcess("/usr/bin/xdpyinfo", ["-display", display])
+        guard let result, result.status == 0 else {
+            XCTFail("no X display (DISPLAY='\(display)'): run the tests through Scripts/test, which starts Xvfb",
+                    file: file, line: line)
+            throw CancellationError()
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
