@@ -16,19 +16,30 @@ public final class Bus: ObjectRef, @unchecked Sendable {
         super.init(takingOwnershipOf: raw)
     }
 
+    /// Marks the GstBus (not this wrapper) as having a consumer, so two wrappers of one bus cannot both
+    /// install a handler and silently steal each other's messages.
+    private static let consumerKey = "multiview-bus-consumer"
+
     deinit {
-        // Removing the handler makes GStreamer call our destroy notify, which finishes the stream.
-        gst_bus_set_sync_handler(bus, nil, nil, nil)
+        // Only the wrapper that installed the handler removes it. Removing it makes GStreamer call our destroy
+        // notify, which finishes the stream.
+        if installed.withLock({ $0 }) {
+            gst_bus_set_sync_handler(bus, nil, nil, nil)
+            g_object_set_data(gobject, Bus.consumerKey, nil)
+        }
     }
 
-    /// The bus's messages as an async stream. One consumer per bus (fan out in Swift): a second call is a
-    /// programming error. The stream finishes when this `Bus` is released.
+    /// The bus's messages as an async stream. One consumer per bus (fan out in Swift): a second call, through
+    /// this or any other wrapper of the same bus, is a programming error. The stream finishes when this `Bus`
+    /// is released, so keep it for as long as you read (`pipeline.bus().messages()` ends at once).
     public func messages() -> AsyncStream<BusMessage> {
         let alreadyInstalled = installed.withLock { value -> Bool in
             defer { value = true }
             return value
         }
-        precondition(!alreadyInstalled, "Bus.messages() has one consumer; fan out in Swift")
+        precondition(!alreadyInstalled && g_object_get_data(gobject, Bus.consumerKey) == nil,
+                     "Bus.messages() has one consumer; fan out in Swift")
+        g_object_set_data(gobject, Bus.consumerKey, UnsafeMutableRawPointer(bitPattern: 1))
         let (stream, continuation) = AsyncStream<BusMessage>.makeStream(bufferingPolicy: .unbounded)
         let box = Unmanaged.passRetained(SyncHandlerBox(continuation: continuation, pipeline: pipelineIdentity))
         gst_bus_set_sync_handler(bus, Bus.syncHandler, box.toOpaque(), Bus.destroyNotify)

@@ -6,6 +6,7 @@ public enum GStreamerError: Error, Sendable, Equatable, CustomStringConvertible 
     /// No element factory of that name: the plugin is not installed.
     case missingElement(factory: String)
     case noSuchProperty(element: String, property: String)
+    case noSuchSignal(element: String, signal: String)
     /// The property exists but holds another type than the one asked for.
     case propertyTypeMismatch(element: String, property: String, expected: String, actual: String)
     case propertyNotWritable(element: String, property: String)
@@ -24,6 +25,7 @@ public enum GStreamerError: Error, Sendable, Equatable, CustomStringConvertible 
         case .initializationFailed: return "GStreamer could not be initialised"
         case .missingElement(let f): return "GStreamer element '\(f)' is not installed (missing plugin)"
         case .noSuchProperty(let e, let p): return "element '\(e)' has no property '\(p)'"
+        case .noSuchSignal(let e, let s): return "'\(e)' has no signal '\(s)'"
         case .propertyTypeMismatch(let e, let p, let exp, let act):
             return "property '\(p)' of '\(e)' is \(act), not \(exp)"
         case .propertyNotWritable(let e, let p): return "property '\(p)' of '\(e)' is not writable"

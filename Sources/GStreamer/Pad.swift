@@ -1,4 +1,5 @@
 import CGStreamer
+import Synchronization
 
 /// An owned `GstPad`.
 public final class Pad: ObjectRef, @unchecked Sendable {
@@ -23,10 +24,11 @@ public final class Pad: ObjectRef, @unchecked Sendable {
     /// The closure runs on a streaming thread: hand work over, do not block.
     public func addProbe(_ kind: PadProbeKind,
                          _ body: @escaping @Sendable (PadProbeInfo) -> PadProbeReturn) -> PadProbe {
-        let box = Unmanaged.passRetained(PadProbe.Handler(body)).toOpaque()
+        let handler = PadProbe.Handler(body)
+        let box = Unmanaged.passRetained(handler).toOpaque()
         let id = gst_pad_add_probe(pad, GstPadProbeType(rawValue: kind.rawValue), PadProbe.trampoline, box,
                                    PadProbe.destroy)
-        return PadProbe(pad: self, id: id)
+        return PadProbe(pad: self, id: id, handler: handler)
     }
 }
 
@@ -65,12 +67,17 @@ public final class PadProbe: @unchecked Sendable {
     // Sendable: immutable after init; gst_pad_remove_probe is MT-safe.
     private let pad: Pad
     private let id: gulong
+    private let handler: Handler
 
-    init(pad: Pad, id: gulong) { self.pad = pad; self.id = id }
-    deinit { if id != 0 { gst_pad_remove_probe(pad.pad, id) } }
+    init(pad: Pad, id: gulong, handler: Handler) { self.pad = pad; self.id = id; self.handler = handler }
+    deinit {
+        // A probe whose closure returned `.remove` is already gone; removing it again makes GStreamer warn.
+        if id != 0 && !handler.removedByGStreamer.withLock({ $0 }) { gst_pad_remove_probe(pad.pad, id) }
+    }
 
-    final class Handler {
+    final class Handler: Sendable {
         let body: @Sendable (PadProbeInfo) -> PadProbeReturn
+        let removedByGStreamer = Mutex(false)
         init(_ body: @escaping @Sendable (PadProbeInfo) -> PadProbeReturn) { self.body = body }
     }
 
@@ -87,7 +94,9 @@ public final class PadProbe: @unchecked Sendable {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }
         }
-        return handler.body(swiftInfo).raw
+        let result = handler.body(swiftInfo)
+        if result == .remove { handler.removedByGStreamer.withLock { $0 = true } }
+        return result.raw
     }
 
     static let destroy: GDestroyNotify = { userData in

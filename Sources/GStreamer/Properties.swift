@@ -131,7 +131,9 @@ extension ObjectRef {
         var value = GValue()
         g_value_init(&value, type)
         defer { g_value_unset(&value) }
-        guard newValue.store(in: &value) else {
+        // store() rejects values the C type cannot hold; g_param_value_validate rejects values outside the
+        // property's declared range (GLib would otherwise only log a warning and keep the old value).
+        guard newValue.store(in: &value), g_param_value_validate(spec, &value) == 0 else {
             throw GStreamerError.invalidPropertyValue(element: objectName, property: name, value: "\(newValue)")
         }
         g_object_set_property(gobject, name, &value)
@@ -156,14 +158,18 @@ extension ObjectRef {
         return result
     }
 
-    /// Sets a property from its textual form — how enums ("flags" = "video+audio"), fractions and structures
+    /// Sets a property from its textual form — how enums ("flags" = "video+audio"; read back with full value
+    /// names by `string(ofProperty:)`), fractions and structures
     /// are set. Throws for a missing property or a text GStreamer cannot parse for that type.
     public func set(_ name: String, fromString text: String) throws {
         let spec = try paramSpec(name)
+        guard spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 else {
+            throw GStreamerError.propertyNotWritable(element: objectName, property: name)
+        }
         var value = GValue()
         g_value_init(&value, spec.pointee.value_type)
         defer { g_value_unset(&value) }
-        guard gst_value_deserialize(&value, text) != 0 else {
+        guard gst_value_deserialize(&value, text) != 0, g_param_value_validate(spec, &value) == 0 else {
             throw GStreamerError.invalidPropertyValue(element: objectName, property: name, value: text)
         }
         g_object_set_property(gobject, name, &value)

@@ -36,7 +36,12 @@ public struct SignalArguments {
     /// Sets the handler's return value for signals that return one (e.g. appsink's "new-sample" flow return).
     public func setReturn(int value: Int) {
         guard let returnValue, returnValue.pointee.g_type != 0 else { return }
-        _ = value.store(in: returnValue)
+        // Flow returns and other enums are not integers to GValue: they need g_value_set_enum.
+        if g_type_fundamental(returnValue.pointee.g_type) == .gEnum {
+            g_value_set_enum(returnValue, gint(truncatingIfNeeded: value))
+        } else {
+            _ = value.store(in: returnValue)
+        }
     }
 }
 
@@ -80,7 +85,7 @@ extension ObjectRef {
         var detail: GQuark = 0
         guard g_signal_parse_name(signal, gobject.pointee.g_type_instance.g_class.pointee.g_type, &signalID, &detail, 1) != 0
         else {
-            throw GStreamerError.noSuchProperty(element: typeName, property: "signal '\(signal)'")
+            throw GStreamerError.noSuchSignal(element: typeName, signal: signal)
         }
         let box = Unmanaged.passRetained(SignalHandlerBox(body)).toOpaque()
         let closure = mv_closure_new(box, SignalHandlerBox.marshal, SignalHandlerBox.finalize)

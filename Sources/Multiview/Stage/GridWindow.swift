@@ -22,6 +22,8 @@ public final class GridWindow: Sendable {
 
     /// The tiles, in view order.
     public let tiles: [WindowTarget]
+    /// Where each tile sits inside the window (x, y of its top-left corner), in view order.
+    public let tileOrigins: [(x: Int, y: Int)]
     public let windowID: UInt
     public let width: Int
     public let height: Int
@@ -67,9 +69,11 @@ public final class GridWindow: Sendable {
         var deleteAtom = XInternAtom(display, "WM_DELETE_WINDOW", 0)
         XSetWMProtocols(display, window, &deleteAtom, 1)
         var tiles: [WindowTarget] = []
+        var origins: [(x: Int, y: Int)] = []
         for index in 0..<tileCount {
             let x = gap + (index % columns) * (tileWidth + gap)
             let y = gap + (index / columns) * (tileHeight + gap)
+            origins.append((x, y))
             let tile = XCreateSimpleWindow(display, window, Int32(x), Int32(y), UInt32(tileWidth), UInt32(tileHeight),
                                            0, black, black)
             // Key presses over a tile propagate to the parent; exposures let us redraw failure notes.
@@ -80,6 +84,7 @@ public final class GridWindow: Sendable {
         XMapWindow(display, window)
         XSync(display, 0)
         self.tiles = tiles
+        self.tileOrigins = origins
         self.windowID = UInt(window)
         self.connection = DisplayConnection(display)
     }

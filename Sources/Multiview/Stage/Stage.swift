@@ -79,6 +79,9 @@ public actor Stage {
         inputContinuation?.yield(.command(command))
     }
 
+    /// The grid window, when the stage opened one.
+    public var gridWindow: GridWindow? { window }
+
     /// The players (for tests and the coordination layer). Empty until `run` has created them.
     public var currentPlayers: [Player] { players.keys.sorted().compactMap { players[$0] } }
 
