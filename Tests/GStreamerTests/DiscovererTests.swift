@@ -20,7 +20,7 @@ final class DiscovererTests: XCTestCase {
     }
 
     private func manifest() throws -> Manifest {
-        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: mediaURL("manifest.json")))
+        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: mediaURL(".manifest.json")))
     }
 
     func testDiscoverAngle1() throws {
@@ -78,6 +78,6 @@ final class DiscovererTests: XCTestCase {
 
     func testDiscoverNonMediaFileThrows() {
         // The manifest is a file that exists but is not media.
-        XCTAssertThrowsError(try MediaInfo.discover(uri: mediaURL("manifest.json").absoluteString))
+        XCTAssertThrowsError(try MediaInfo.discover(uri: mediaURL(".manifest.json").absoluteString))
     }
 }
