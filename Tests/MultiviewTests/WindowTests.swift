@@ -24,7 +24,7 @@ final class WindowTests: XCTestCase {
             let x = try field("Absolute upper-left X"), y = try field("Absolute upper-left Y")
             let w = try field("Width"), h = try field("Height")
             let path = try TestMedia.scratch().appendingPathComponent("window-\(window).ppm").path
-            let result = try runProcess("/usr/bin/import", ["-window", "root", "-crop", "\(w)x\(h)+\(x)+\(y)",
+            let result = try runProcess("/usr/bin/import", ["-window", "root", "-depth", "8", "-crop", "\(w)x\(h)+\(x)+\(y)",
                                                             "+repage", "ppm:\(path)"])
             guard result.status == 0 else { throw TestFailure("import failed: \(result.stderr)") }
             return try parsePPM(Data(contentsOf: URL(fileURLWithPath: path)))

@@ -102,12 +102,19 @@ public actor Player {
                 try sink.set("sync", true)
                 try playbin.set("audio-sink", sink)
             case .pulse(let device):
-                let sink = try Element(factory: "pulsesink", name: "audiosink")
+                // pulsesink names its stream after the title tag ("Playback Stream" without one), so a
+                // taginject in front gives every view's stream the view's name in pactl/pavucontrol.
+                let bin = try Bin.parse("taginject name=name ! pulsesink name=pulse")
+                guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
+                    throw GStreamerError.missingElement(factory: "pulsesink")
+                }
+                let quoted = view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+                try naming.set("tags", "title=\"\(quoted)\"")
                 if let device { try sink.set("device", device) }
                 try sink.set("client-name", "Multiview")
                 try sink.set("stream-properties", fromString:
-                    "props,media.role=video,media.name=\"\(view.name)\",application.name=Multiview")
-                try playbin.set("audio-sink", sink)
+                    "props,media.role=video,application.name=Multiview")
+                try playbin.set("audio-sink", bin as Element)
             }
             try playbin.set("flags", fromString: flags.joined(separator: "+"))
         } catch let error as GStreamerError {

@@ -68,6 +68,11 @@ public actor Stage {
     private var inputContinuation: AsyncStream<Input>.Continuation?
     private var startInstant = ContinuousClock.now
     private var quitRequested = false
+    /// Commands typed before every view has started are kept, in order, until they have (or the start-up
+    /// grace period ends): a `+10` typed while loading then moves every view, not only the fast ones.
+    private var pendingCommands: [StageCommand] = []
+    private var startupComplete = false
+    private static let startupGrace: Duration = .seconds(15)
 
     public init(configuration: StageConfiguration, reporter: StageReporter) {
         self.configuration = configuration
@@ -99,8 +104,13 @@ public actor Stage {
                 reporter.note("no display (\(error)): playing headless")
             }
         }
-        let audio = configuration.audio ?? AudioOutput.detect()
-        if case .fakeSink = audio { reporter.note("no PulseAudio server reachable: audio goes to a fake sink") }
+        let audio: AudioOutput
+        if let configured = configuration.audio {
+            audio = configured
+        } else {
+            audio = AudioOutput.detect()
+            if case .fakeSink = audio { reporter.note("no PulseAudio server reachable: audio goes to a fake sink") }
+        }
 
         let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
         inputContinuation = continuation
@@ -187,6 +197,9 @@ public actor Stage {
                 statuses[number] = status
                 if status.state == .playing { played.insert(number) }
                 await updateTag(number)
+                if !startupComplete && views.allSatisfy({ played.contains($0.number) || failures[$0.number] != nil }) {
+                    await completeStartup()
+                }
             case .mediaInfo(let info):
                 infos[number] = info
                 await updateTag(number)
@@ -194,17 +207,34 @@ public actor Stage {
                 ended.insert(number)
             case .failed(let error):
                 recordFailure(error)
+                if !startupComplete && views.allSatisfy({ played.contains($0.number) || failures[$0.number] != nil }) {
+                    await completeStartup()
+                }
             case .warning, .seekCompleted, .rateChanged:
                 break
             }
         case .command(let command):
-            await perform(command)
+            if startupComplete {
+                await perform(command)
+            } else {
+                pendingCommands.append(command)
+            }
         case .tick:
+            if !startupComplete && ContinuousClock.now - startInstant > Stage.startupGrace {
+                await completeStartup()
+            }
             reporter.status(statusLine())
         case .deadline:
             reporter.status(statusLine())
             quitRequested = true
         }
+    }
+
+    private func completeStartup() async {
+        startupComplete = true
+        let queued = pendingCommands
+        pendingCommands = []
+        for command in queued where !quitRequested { await perform(command) }
     }
 
     private func perform(_ command: StageCommand) async {

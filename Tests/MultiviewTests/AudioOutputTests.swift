@@ -1,0 +1,54 @@
+import Foundation
+import GStreamer
+import XCTest
+@testable import Multiview
+
+/// Audio through a real PulseAudio daemon (Scripts/test starts one with a null sink as default).
+final class AudioOutputTests: XCTestCase {
+    func testEachViewIsItsOwnNamedPulseAudioStream() async throws {
+        try Services.requirePulseAudio()
+        XCTAssertEqual(AudioOutput.detect(), .pulse(device: nil), "a reachable server must be detected")
+        let stage = Stage(configuration: StageConfiguration(
+            sources: Array(TestMedia.angles.prefix(3)).map(MediaSource.init), headless: true, duration: 6),
+            reporter: RecordingReporter())
+        let run = Task { await stage.run() }
+        let playing = await eventually {
+            let players = await stage.currentPlayers
+            guard players.count == 3 else { return false }
+            for p in players where await p.currentStatus.state != .playing { return false }
+            return true
+        }
+        XCTAssertTrue(playing)
+        // Ask the server, not our bookkeeping: three sink inputs named after the views, role "video".
+        let listing = try runProcess("/usr/bin/pactl", ["list", "sink-inputs"])
+        XCTAssertEqual(listing.status, 0, listing.stderr)
+        for name in ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv"] {
+            XCTAssertTrue(listing.stdout.contains("media.name = \"\(name)\""), "no stream for \(name):\n\(listing.stdout)")
+        }
+        XCTAssertEqual(listing.stdout.components(separatedBy: "application.name = \"Multiview\"").count - 1, 3)
+        XCTAssertEqual(listing.stdout.components(separatedBy: "media.role = \"video\"").count - 1, 3)
+        await stage.send(.quit)
+        let outcome = await run.value
+        XCTAssertEqual(outcome.audio, .pulse(device: nil))
+        XCTAssertEqual(outcome.exitCode, 0)
+    }
+
+    func testCLIReadsCommandsFromStdin() throws {
+        let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
+        // The commands arrive at once; the stage applies them in order: jump 10 s, print a status line, quit.
+        let started = Date()
+        let result = try runProcess(binary, ["play", "--headless", "--no-audio", "--duration", "20", TestMedia.angle1],
+                                    stdin: "+10\nbogus\ns\nq\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "q on stdin must quit before --duration")
+        XCTAssertTrue(result.stderr.contains("unknown command 'bogus'"), result.stderr)
+        let positions = result.stdout.split(separator: "\n").compactMap { line -> Double? in
+            guard let range = line.range(of: "PLAYING ") ?? line.range(of: "PAUSED ") else { return nil }
+            let time = line[range.upperBound...].split(separator: "/").first ?? ""
+            let parts = time.split(separator: ":").compactMap { Double($0) }
+            return parts.count == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : nil
+        }
+        XCTAssertTrue(positions.contains { $0 >= 9.9 }, "the +10 s seek shows in a status line: \(result.stdout)")
+    }
+}
