@@ -3,7 +3,7 @@
 //
 // Layers, imports flowing one way (bottom to top):
 //   CGStreamer (system headers) ← CGStreamerShim (what Swift cannot call) ← GStreamer (safe Swift wrappers)
-//   ← Multiview (Player, Stage, grid window) ← multiview (command-line tool)
+//   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure) ← multiview (command-line tool)
 import PackageDescription
 
 let package = Package(
@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "Multiview", targets: ["Multiview"]),
+        .library(name: "Coordination", targets: ["Coordination"]),
         .executable(name: "multiview", targets: ["multiview"]),
     ],
     dependencies: [
@@ -38,14 +39,33 @@ let package = Package(
             dependencies: ["GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Pure Swift: turns per-frame render records into skew figures, summary.json and a PNG plot.
+        .target(name: "SyncAnalysis", swiftSettings: [.swiftLanguageMode(.v6)]),
+        // One clock, shared transport, suspensions: AVPlaybackCoordinator's behaviour over our players.
+        .target(
+            name: "Coordination",
+            dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Multiview", "GStreamer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "GStreamerTests",
             dependencies: ["GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SyncAnalysisTests",
+            dependencies: ["SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "CoordinationTests",
+            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -36,6 +36,13 @@ public class Element: ObjectRef, @unchecked Sendable {
         return String(cString: raw)
     }
 
+    /// This element as a `Bin` when it is one (a second owner of the same object), else nil.
+    public func asBin() -> Bin? {
+        guard g_type_check_instance_is_a(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self),
+                                         gst_bin_get_type()) != 0 else { return nil }
+        return Bin(borrowing: gobject)
+    }
+
     // MARK: State
 
     @discardableResult

@@ -23,6 +23,13 @@ public struct SignalArguments {
         return Pad(borrowing: raw)
     }
 
+    /// The PTS of a `GstBuffer` argument (e.g. fakesink's "handoff"), nil when absent or not a buffer.
+    public func bufferTimestamp(at index: Int) -> ClockTime? {
+        guard index < count, (values + index).pointee.g_type == gst_buffer_get_type(),
+              let raw = g_value_get_boxed(values + index) else { return nil }
+        return ClockTime(raw: raw.assumingMemoryBound(to: GstBuffer.self).pointee.pts)
+    }
+
     public func int(at index: Int) -> Int? {
         guard index < count else { return nil }
         return Int.load(from: values + index)

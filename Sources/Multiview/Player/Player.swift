@@ -44,6 +44,9 @@ public actor Player {
     public private(set) var failure: PlayerError?
     public private(set) var reachedEnd = false
     public private(set) var hasPlayed = false
+    private weak var interceptor: (any TransportInterceptor)?
+    /// Held by a coordinator until every view is ready.
+    private var coordinatedWaiting = false
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -194,12 +197,26 @@ public actor Player {
         try await changeState(to: .paused, timeout: timeout)
     }
 
+    /// Plays. When a coordinator intercepts transport commands, it decides what happens (see `TransportInterceptor`).
     public func play(timeout: Duration = .seconds(20)) async throws {
-        try checkNotFailed()
-        try await changeState(to: .playing, timeout: timeout)
+        if let interceptor, try await interceptor.intercept(.play, player: self) { return }
+        try await playLocally(timeout: timeout)
     }
 
     public func pause(timeout: Duration = .seconds(20)) async throws {
+        if let interceptor, try await interceptor.intercept(.pause, player: self) { return }
+        try await pauseLocally(timeout: timeout)
+    }
+
+    /// Plays this view only, bypassing any coordinator.
+    public func playLocally(timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        coordinatedWaiting = false
+        try await changeState(to: .playing, timeout: timeout)
+    }
+
+    /// Pauses this view only, bypassing any coordinator.
+    public func pauseLocally(timeout: Duration = .seconds(20)) async throws {
         try checkNotFailed()
         try await changeState(to: .paused, timeout: timeout)
     }
@@ -214,6 +231,12 @@ public actor Player {
 
     /// Accurate (frame-exact) or key-unit flushing seek; returns once the pipeline has prerolled there.
     public func seek(to position: ClockTime, accurate: Bool = true, timeout: Duration = .seconds(20)) async throws {
+        if let interceptor, try await interceptor.intercept(.seek(position), player: self) { return }
+        try await seekLocally(to: position, accurate: accurate, timeout: timeout)
+    }
+
+    /// Seeks this view only, bypassing any coordinator.
+    public func seekLocally(to position: ClockTime, accurate: Bool = true, timeout: Duration = .seconds(20)) async throws {
         try checkNotFailed()
         if currentState < .paused { try await preroll(timeout: timeout) }
         if let duration, position > duration { throw PlayerError(view: view, cause: .pipeline("seek past the end")) }
@@ -236,6 +259,7 @@ public actor Player {
 
     /// Relative seek, clamped to the media.
     public func seek(by seconds: Double) async throws {
+        if let interceptor, try await interceptor.intercept(.seekBy(seconds), player: self) { return }
         let now = position?.seconds ?? 0
         var target = max(0, now + seconds)
         if let duration { target = min(target, max(0, duration.seconds - 0.1)) }
@@ -244,6 +268,12 @@ public actor Player {
 
     /// Changes the playback rate with a flushing accurate seek at the current position.
     public func setRate(_ newRate: Double, timeout: Duration = .seconds(20)) async throws {
+        if let interceptor, try await interceptor.intercept(.rate(newRate), player: self) { return }
+        try await setRateLocally(newRate, timeout: timeout)
+    }
+
+    /// Changes this view's rate only, bypassing any coordinator.
+    public func setRateLocally(_ newRate: Double, timeout: Duration = .seconds(20)) async throws {
         try checkNotFailed()
         guard newRate > 0 else { throw PlayerError(view: view, cause: .pipeline("rate must be positive")) }
         if currentState < .paused { try await preroll(timeout: timeout) }
@@ -270,6 +300,91 @@ public actor Player {
     public func setTag(_ text: String) {
         try? tagOverlay?.set("text", text)
     }
+
+    // MARK: Coordination primitives (used by the coordination layer; they never go through the interceptor)
+
+    /// Installs (or removes) the object that intercepts this player's transport commands. Held weakly: the
+    /// coordinator owns the player, not the other way round.
+    public func setTransportInterceptor(_ interceptor: (any TransportInterceptor)?) {
+        self.interceptor = interceptor
+    }
+
+    /// Runs the pipeline on `clock` and stops it from choosing its own base time (start-time NONE), so the
+    /// coordinator's base time is kept across PAUSED→PLAYING. Audio sinks then follow that clock by resampling
+    /// rather than providing their own (what people hear stays aligned too: see platform notes).
+    public func adoptClock(_ clock: Clock) {
+        pipeline.useClock(clock)
+        pipeline.startTime = nil
+        if let audio = try? pipeline.get("audio-sink", as: Element.self) {
+            let sink = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse")
+            if let sink {
+                try? sink.set("provide-clock", false)
+                try? sink.set("slave-method", fromString: "resample")
+            }
+        }
+    }
+
+    /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
+    public func releaseClock() {
+        pipeline.autoClock()
+        pipeline.startTime = .zero
+        coordinatedWaiting = false
+        updateStatus()
+    }
+
+    /// Shows "waiting to play — waiting for coordinated playback" (or clears it).
+    public func setWaitingForCoordinatedPlayback(_ waiting: Bool) {
+        coordinatedWaiting = waiting
+        updateStatus()
+    }
+
+    /// Prepares a coordinated start: PAUSED, then a flushing accurate seek to `time` at `rate`, prerolled.
+    /// Afterwards the first frame (media time `time`) has running time 0, so `startCoordinated(at:)` can
+    /// place it on the shared clock exactly.
+    public func prepareCoordinated(at time: ClockTime, rate newRate: Double, timeout: Duration = .seconds(20)) async throws {
+        try checkNotFailed()
+        coordinatedWaiting = true
+        updateStatus()
+        if currentState != .paused || targetState != .paused {
+            try await changeState(to: .paused, timeout: timeout)
+        }
+        var target = time
+        if let duration, target >= duration { target = duration - .milliseconds(40) }
+        rate = newRate
+        seekInFlight = true
+        reachedEnd = false
+        renderedMediaTime.reset()
+        do {
+            try pipeline.seek(rate: newRate, flags: [.flush, .accurate], position: target)
+        } catch {
+            seekInFlight = false
+            updateStatus()
+            throw PlayerError(view: view, cause: .pipeline("seek to \(target) refused"))
+        }
+        try await waitForAsyncDone(timeout: timeout)
+        seekInFlight = false
+        updateStatus()
+    }
+
+    /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
+    /// clock: base time = clockTime − pipeline latency, then PLAYING. No position is nudged afterwards.
+    public func startCoordinated(at clockTime: ClockTime) throws {
+        try checkNotFailed()
+        let latency = pipeline.queryLatency()?.minimum ?? .zero
+        pipeline.baseTime = clockTime - latency
+        targetState = .playing
+        coordinatedWaiting = false
+        do {
+            try pipeline.setState(.playing)
+        } catch {
+            throw PlayerError(view: view, cause: .pipeline("cannot start at \(clockTime)"))
+        }
+        updateStatus()
+        publish(.rateChanged(rate))
+    }
+
+    /// The pipeline's clock time now (the shared clock once `adoptClock` ran).
+    public nonisolated var clockTime: ClockTime? { pipeline.pipelineClock?.time ?? pipeline.clock?.time }
 
     // MARK: Internals
 
@@ -337,8 +452,11 @@ public actor Player {
 
     private func updateStatus() {
         var next: PlayerStatus
-        if failure != nil || currentState <= .ready && targetState <= .ready {
+        if failure != nil || currentState <= .ready && targetState <= .ready && !coordinatedWaiting {
             next = PlayerStatus(state: .stopped, waitingToPlay: nil)
+        } else if coordinatedWaiting {
+            next = PlayerStatus(state: currentState == .playing ? .playing : .paused,
+                                waitingToPlay: .waitingForCoordinatedPlayback)
         } else if targetState == .playing && bufferingPercent < 100 {
             next = PlayerStatus(state: .buffering, waitingToPlay: .buffering(percent: bufferingPercent))
         } else if currentState == .playing && !seekInFlight {
@@ -397,8 +515,12 @@ public actor Player {
                 _ = try? pipeline.setState(.playing)
             }
         case .requestState(_, let state):
-            // e.g. pulsesink asks to pause when PulseAudio corks the stream, and to play when it uncorks.
-            if state >= .paused, failure == nil {
+            // pulsesink asks to pause when PulseAudio corks the stream, and to play when it uncorks. The view
+            // stops rendering at once; it resumes by itself only when uncoordinated (a coordinator rejoins the
+            // group's time instead).
+            guard state >= .paused, failure == nil else { break }
+            publish(.interruption(began: state == .paused))
+            if state == .paused || interceptor == nil {
                 targetState = state
                 _ = try? pipeline.setState(state)
                 updateStatus()

@@ -99,6 +99,8 @@ public enum PlayerEvent: Sendable {
     case mediaInfo(ViewMediaInfo)
     case seekCompleted(position: ClockTime)
     case rateChanged(Double)
+    /// The audio output was corked (an interruption began) or uncorked (it ended).
+    case interruption(began: Bool)
     case endOfStream
     case warning(String)
     case failed(PlayerError)
@@ -191,4 +193,20 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
         if info.isCoreError && info.code == 12 { return .missingElement(text) } // GST_CORE_ERROR_MISSING_PLUGIN
         return .pipeline(text)
     }
+}
+
+/// A transport command as a coordinator sees it.
+public enum TransportCommand: Sendable, Equatable {
+    case play
+    case pause
+    case seek(ClockTime)
+    case seekBy(Double)
+    case rate(Double)
+}
+
+/// Intercepts a player's transport commands: the coordination layer installs one so that a command from any
+/// view goes to the whole group. Return true when the command was handled (the player then does nothing
+/// itself), false to let the player act alone (e.g. while it is suspended from its group).
+public protocol TransportInterceptor: AnyObject, Sendable {
+    func intercept(_ command: TransportCommand, player: Player) async throws -> Bool
 }

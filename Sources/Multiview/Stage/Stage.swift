@@ -210,7 +210,7 @@ public actor Stage {
                 if !startupComplete && views.allSatisfy({ played.contains($0.number) || failures[$0.number] != nil }) {
                     await completeStartup()
                 }
-            case .warning, .seekCompleted, .rateChanged:
+            case .warning, .seekCompleted, .rateChanged, .interruption:
                 break
             }
         case .command(let command):

@@ -1,0 +1,370 @@
+import Foundation
+import GStreamer
+
+/// The transport between coordinators. This issue ships `PlaybackCoordinationMedium` (in-process); a network
+/// medium (GStreamer net clock across processes and hosts) implements the same protocol.
+///
+/// A medium owns the clock every connected pipeline runs on, keeps the group state per item, and runs the
+/// "everyone ready → start together" barrier for commands from any participant (all participants are peers).
+public protocol CoordinationMedium: Actor {
+    /// A name for logs and errors.
+    nonisolated var name: String { get }
+    /// The one clock for all connected pipelines.
+    nonisolated var clock: Clock { get }
+    func connect(_ participant: PlaybackCoordinator) async throws
+    func disconnect(_ id: ParticipantID) async
+    /// A transport command from a participant, for its item's group.
+    func propose(_ intent: GroupIntent, item: String, from: ParticipantID) async throws
+    /// The participant's suspension reasons changed (begun or ended).
+    func suspensionsChanged(_ id: ParticipantID, reasons: [SuspensionReason]) async
+    /// Brings a participant onto its group's timeline (late join, end of suspension, item change).
+    func rejoin(_ id: ParticipantID) async throws
+    func groupState(for item: String) async -> GroupState?
+    func participants() async -> [ParticipantInfo]
+}
+
+/// The in-process coordination medium: participants are coordinators in this process; the clock is GStreamer's
+/// system clock (monotonic), shared by every connected pipeline.
+///
+/// Threading: an actor; it owns the participant table, the group states and the command generations.
+/// Commands from any participant are serialised here; the newest command for an item wins (an older one
+/// still preparing is abandoned before its start instant).
+public actor PlaybackCoordinationMedium: CoordinationMedium {
+    public nonisolated let name: String
+    public nonisolated let clock: Clock
+    /// How far in the future a coordinated start is placed once everyone is ready: enough for the PLAYING
+    /// state change to reach every sink before the instant.
+    public var startMargin: Duration = .milliseconds(60)
+    /// How long a participant may take to get ready before the group starts without it.
+    public var readyTimeout: Duration = .seconds(10)
+
+    private struct Member {
+        var coordinator: PlaybackCoordinator
+        var item: String
+        var suspensions: [SuspensionReason] = []
+        var isReady = false
+        /// Last measured seek+preroll time, to aim late joins.
+        var lastPrepare: Duration = .milliseconds(150)
+    }
+    private var members: [ParticipantID: Member] = [:]
+    private var groups: [String: GroupState] = [:]
+    private var generations: [String: Int] = [:]
+    /// Items whose group is held because a participant is suspended for a reason others wait for.
+    private var waitingFor: [String: Set<ParticipantID>] = [:]
+
+    public init(name: String = "in-process") {
+        self.name = name
+        self.clock = Clock.systemClock()
+    }
+
+    public func setStartMargin(_ margin: Duration) { startMargin = margin }
+
+    // MARK: Membership
+
+    public func connect(_ participant: PlaybackCoordinator) async throws {
+        let id = participant.id
+        guard members[id] == nil else { throw CoordinationError.duplicateParticipant(id) }
+        let item = await participant.itemIdentifier
+        members[id] = Member(coordinator: participant, item: item)
+        await broadcastParticipants()
+    }
+
+    public func disconnect(_ id: ParticipantID) async {
+        members[id] = nil
+        for item in waitingFor.keys { waitingFor[item]?.remove(id) }
+        await broadcastParticipants()
+    }
+
+    /// The item a participant plays changed (a delegate's identifier, or a new URI).
+    public func itemChanged(_ id: ParticipantID, to item: String) async throws {
+        guard members[id] != nil else { return }
+        members[id]?.item = item
+        members[id]?.isReady = false
+        try await rejoin(id)
+    }
+
+    public func groupState(for item: String) -> GroupState? { groups[item] }
+
+    public func participants() -> [ParticipantInfo] {
+        members.map { id, m in
+            ParticipantInfo(id: id, itemIdentifier: m.item, isReady: m.isReady, suspensionReasons: m.suspensions)
+        }.sorted { $0.id < $1.id }
+    }
+
+    private func broadcastParticipants() async {
+        let list = participants()
+        for (_, member) in members { await member.coordinator.deliver(.participantsChanged(list)) }
+    }
+
+    // MARK: Commands (the barrier)
+
+    public func propose(_ intent: GroupIntent, item: String, from originator: ParticipantID) async throws {
+        guard let proposer = members[originator] else { throw CoordinationError.notConnected }
+        guard proposer.item == item else { return }
+        let now = clock.time
+        let current: GroupState
+        if let existing = groups[item] {
+            current = existing
+        } else {
+            // No group yet: the proposer's own position is where the group starts.
+            let local = await proposer.coordinator.localItemTime() ?? .zero
+            current = GroupState(itemIdentifier: item, rate: 1.0, isPlaying: false, anchorMedia: local, anchorClock: nil)
+        }
+        var target = current
+        let here = current.mediaTime(at: now)
+        target.anchorMedia = here
+        target.anchorClock = nil
+        var jumped = false
+        var immediate = false
+        switch intent {
+        case .play(let rate):
+            target.isPlaying = true
+            target.rate = rate
+        case .pause:
+            target.isPlaying = false
+        case .seek(let time):
+            target.anchorMedia = time
+            jumped = true
+        case .seekBy(let seconds):
+            target.anchorMedia = ClockTime.seconds(max(0, here.seconds + seconds))
+            jumped = true
+        case .rate(let rate):
+            target.rate = rate
+            target.isPlaying = true
+        case .playImmediately(let rate):
+            target.isPlaying = true
+            target.rate = rate
+            immediate = true
+        }
+        if let holders = waitingFor[item], !holders.isEmpty { target.isPlaying = false }
+        let rateChanged = target.rate != current.rate || target.isPlaying != current.isPlaying
+
+        if immediate {
+            // The proposer starts right away; the group's anchor is its start; the others catch up like late
+            // joiners (they may miss content: that is what "immediately" means).
+            let generation = bump(item)
+            let result = try await prepareAndStart(originator, state: target, generation: generation)
+            if !result { throw CoordinationError.superseded }
+            await announce(item: item, originator: originator, rateChanged: true, jumped: jumped, state: groups[item]!)
+            for id in eligible(item) where id != originator {
+                try? await catchUp(id, generation: generation)
+            }
+            return
+        }
+
+        try await runBarrier(item: item, target: target, originator: originator)
+        await announce(item: item, originator: originator, rateChanged: rateChanged, jumped: jumped,
+                       state: groups[item] ?? target)
+    }
+
+    /// playImmediately: the proposer prepares and starts as soon as it can; its start becomes the anchor.
+    private func prepareAndStart(_ id: ParticipantID, state: GroupState, generation: Int) async throws -> Bool {
+        guard let coordinator = members[id]?.coordinator else { return false }
+        let item = state.itemIdentifier
+        try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: state.anchorMedia, rate: state.rate),
+                                                       expectedItemIdentifier: item, originator: id))
+        guard generations[item] == generation else { return false }
+        var started = state
+        started.anchorClock = clock.time + .milliseconds(15)
+        groups[item] = started
+        members[id]?.isReady = true
+        try await coordinator.perform(DelegatedCommand(
+            kind: .play(itemTime: started.anchorMedia, rate: started.rate, atClockTime: started.anchorClock!),
+            expectedItemIdentifier: item, originator: id))
+        return true
+    }
+
+    private func bump(_ item: String) -> Int {
+        let next = (generations[item] ?? 0) + 1
+        generations[item] = next
+        return next
+    }
+
+    private func eligible(_ item: String) -> [ParticipantID] {
+        members.filter { $0.value.item == item && $0.value.suspensions.isEmpty }.map(\.key).sorted()
+    }
+
+    /// Everyone prepares (seek + preroll, shown as "waiting for coordinated playback"); when all are ready,
+    /// one start instant a little in the future; every pipeline's base time is set from it.
+    private func runBarrier(item: String, target: GroupState, originator: ParticipantID?) async throws {
+        let generation = bump(item)
+        let ids = eligible(item)
+        for id in ids { members[id]?.isReady = false }
+        groups[item] = target   // paused-at-target while preparing: late joiners aim at it
+        let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
+                                       expectedItemIdentifier: item, originator: originator)
+        let timeout = readyTimeout
+        let results: [(ParticipantID, Duration?, String?)] = await withTaskGroup(of: (ParticipantID, Duration?, String?).self) { group in
+            for id in ids {
+                guard let coordinator = members[id]?.coordinator else { continue }
+                group.addTask {
+                    let started = ContinuousClock.now
+                    do {
+                        try await withDeadline(timeout) { try await coordinator.perform(command) }
+                        return (id, ContinuousClock.now - started, nil)
+                    } catch {
+                        return (id, nil, "\(error)")
+                    }
+                }
+            }
+            var all: [(ParticipantID, Duration?, String?)] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        guard generations[item] == generation else { throw CoordinationError.superseded }
+        var ready: [ParticipantID] = []
+        for (id, took, _) in results {
+            if let took {
+                members[id]?.isReady = true
+                members[id]?.lastPrepare = took
+                ready.append(id)
+            }
+        }
+        var state = target
+        if target.isPlaying {
+            let start = clock.time + ClockTime.milliseconds(Double(startMargin.components.attoseconds) / 1e15
+                                                              + Double(startMargin.components.seconds) * 1000)
+            state.anchorClock = start
+            groups[item] = state
+            let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
+                                        expectedItemIdentifier: item, originator: originator)
+            for id in ready.sorted() {
+                try? await members[id]?.coordinator.perform(play)
+            }
+        } else {
+            groups[item] = state
+            let pause = DelegatedCommand(kind: .pause(itemTime: state.anchorMedia), expectedItemIdentifier: item,
+                                         originator: originator)
+            for id in ready.sorted() { try? await members[id]?.coordinator.perform(pause) }
+        }
+        await broadcastParticipants()
+        if let failed = results.first(where: { $0.1 == nil }) {
+            throw CoordinationError.participantNotReady(failed.0, failed.2 ?? "unknown")
+        }
+    }
+
+    private func announce(item: String, originator: ParticipantID?, rateChanged: Bool, jumped: Bool,
+                          state: GroupState) async {
+        for (id, member) in members where member.item == item {
+            let other = originator != nil && originator != id
+            if rateChanged {
+                await member.coordinator.deliver(.rateChanged(rate: state.isPlaying ? state.rate : 0,
+                                                              originator: originator, byOtherParticipant: other))
+            }
+            if jumped {
+                await member.coordinator.deliver(.timeJumped(to: state.anchorMedia, originator: originator,
+                                                             byOtherParticipant: other))
+            }
+        }
+    }
+
+    // MARK: Late join, rejoin after suspension
+
+    public func rejoin(_ id: ParticipantID) async throws {
+        guard let member = members[id] else { throw CoordinationError.notConnected }
+        guard member.suspensions.isEmpty else { return }
+        // Already started by a barrier that included it (e.g. the group resumed when its suspension ended).
+        if member.isReady, groups[member.item]?.isPlaying == true { return }
+        if groups[member.item] == nil {
+            // No group state for this item yet: this participant's state becomes the group state.
+            let here = await member.coordinator.localItemTime() ?? .zero
+            let playing = await member.coordinator.isLocallyPlaying()
+            let state = GroupState(itemIdentifier: member.item, rate: 1.0, isPlaying: playing, anchorMedia: here,
+                                   anchorClock: nil)
+            try await runBarrier(item: member.item, target: state, originator: id)
+            return
+        }
+        try await catchUp(id, generation: generations[member.item] ?? 0)
+    }
+
+    /// Puts one participant on the group's running timeline: it prepares at the media time the group will be at
+    /// when it is ready, then starts exactly when the group reaches that time. If preparing took longer than
+    /// aimed for, it aims again further ahead.
+    private func catchUp(_ id: ParticipantID, generation: Int) async throws {
+        guard let member = members[id], let group = groups[member.item] else { return }
+        let coordinator = member.coordinator
+        members[id]?.isReady = false
+        if !group.isPlaying || group.anchorClock == nil {
+            try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: group.anchorMedia, rate: group.rate),
+                                                           expectedItemIdentifier: group.itemIdentifier, originator: nil))
+            try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: group.anchorMedia),
+                                                           expectedItemIdentifier: group.itemIdentifier, originator: nil))
+            members[id]?.isReady = true
+            await coordinator.deliver(.joined(group))
+            await broadcastParticipants()
+            return
+        }
+        var lead = member.lastPrepare * 2 + .milliseconds(80)
+        for _ in 0..<6 {
+            guard let current = groups[member.item], current.isPlaying else { return }
+            let aim = clock.time + ClockTime.milliseconds(Double(lead.components.seconds) * 1000
+                                                           + Double(lead.components.attoseconds) / 1e15)
+            let media = current.mediaTime(at: aim)
+            let started = ContinuousClock.now
+            try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),
+                                                           expectedItemIdentifier: current.itemIdentifier, originator: nil))
+            members[id]?.lastPrepare = ContinuousClock.now - started
+            // The group may have moved (a command) while we prepared: aim again at the new timeline.
+            guard let now = groups[member.item], now == current, let startAt = now.clockTime(forMedia: media) else { continue }
+            if startAt > clock.time + .milliseconds(5) {
+                try await coordinator.perform(DelegatedCommand(
+                    kind: .play(itemTime: media, rate: now.rate, atClockTime: startAt),
+                    expectedItemIdentifier: now.itemIdentifier, originator: nil))
+                members[id]?.isReady = true
+                await coordinator.deliver(.joined(now))
+                await broadcastParticipants()
+                return
+            }
+            lead = lead * 2
+        }
+        throw CoordinationError.participantNotReady(id, "could not catch up with the group")
+    }
+
+    // MARK: Suspensions
+
+    public func suspensionsChanged(_ id: ParticipantID, reasons: [SuspensionReason]) async {
+        guard let member = members[id] else { return }
+        let before = member.suspensions
+        members[id]?.suspensions = reasons
+        members[id]?.isReady = reasons.isEmpty ? member.isReady : false
+        let item = member.item
+        // Does any other participant wait for one of these reasons?
+        var triggersWaiting = false
+        for (other, m) in members where other != id && m.item == item {
+            let waitsFor = await m.coordinator.suspensionReasonsThatTriggerWaiting
+            if !waitsFor.isDisjoint(with: reasons) { triggersWaiting = true }
+        }
+        if triggersWaiting && !(waitingFor[item]?.contains(id) ?? false) {
+            waitingFor[item, default: []].insert(id)
+            if let group = groups[item], group.isPlaying {
+                var held = group
+                held.anchorMedia = group.mediaTime(at: clock.time)
+                held.isPlaying = false
+                held.anchorClock = nil
+                try? await runBarrier(item: item, target: held, originator: nil)
+                resumeAfterWaiting[item] = group.rate
+            }
+        } else if !triggersWaiting, waitingFor[item]?.remove(id) != nil, waitingFor[item]?.isEmpty ?? true,
+                  let rate = resumeAfterWaiting.removeValue(forKey: item), var group = groups[item] {
+            group.isPlaying = true
+            group.rate = rate
+            try? await runBarrier(item: item, target: group, originator: nil)
+        }
+        if before != reasons { await broadcastParticipants() }
+    }
+    private var resumeAfterWaiting: [String: Double] = [:]
+}
+
+/// Runs `body`, failing with a timeout error when it takes longer than `limit`.
+func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw CoordinationError.participantNotReady(ParticipantID("?"), "timed out after \(limit)")
+        }
+        guard let first = try await group.next() else { throw CancellationError() }
+        group.cancelAll()
+        return first
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GStreamer
+import Multiview
+import Synchronization
+
+/// Coordinates one `Player`: it is the player's transport interceptor (a command from this view goes to the
+/// group), the coordinator's playback target (the group's commands drive the pipeline's clock, seek and base
+/// time), and the source of automatic suspensions (`stallRecovery` while the view buffers,
+/// `audioSessionInterrupted` while PulseAudio corks its stream).
+///
+/// Threading: immutable references to two actors plus a `Mutex` owning the automatic suspensions; player
+/// events are watched by a task that holds this object weakly.
+public final class PlayerCoordination: TransportInterceptor, CoordinatedPlaybackTarget, Sendable {
+    public let player: Player
+    public let coordinator: PlaybackCoordinator
+    private let automatic = Mutex<[SuspensionReason: CoordinatedPlaybackSuspension]>([:])
+    private let watcher = Mutex<Task<Void, Never>?>(nil)
+
+    /// `itemIdentifier` nil: the item is identified by the player's normalised URI (or the delegate's id).
+    public init(player: Player, source: MediaSource, itemIdentifier: String? = nil,
+                identityDelegate: PlaybackCoordinatorIdentityDelegate? = nil) {
+        self.player = player
+        let id = ParticipantID("view\(player.view.number)")
+        self.coordinator = PlaybackCoordinator(id: id, defaultIdentifier: itemIdentifier ?? PlayerCoordination.normalize(source.uri),
+                                               target: Placeholder.shared, identityDelegate: identityDelegate)
+        // The coordinator needs its target; `self` exists only now.
+        let coordinator = self.coordinator
+        Task { await coordinator.attach(target: self) }
+    }
+
+    deinit { watcher.withLock { $0?.cancel() } }
+
+    /// The default item identity: the URI with its scheme and host lower-cased and "." / ".." resolved.
+    public static func normalize(_ uri: String) -> String {
+        guard var components = URLComponents(string: uri) else { return uri }
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        if let url = components.url { return url.standardized.absoluteString }
+        return uri
+    }
+
+    /// Connects to `medium` and starts watching the player for automatic suspensions.
+    public func coordinate(using medium: any CoordinationMedium) async throws {
+        await coordinator.attach(target: self)
+        try await coordinator.coordinate(using: medium)
+        let events = await player.events()
+        let task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.observe(event)
+            }
+        }
+        watcher.withLock { $0 = task }
+    }
+
+    private func observe(_ event: PlayerEvent) async {
+        switch event {
+        case .status(let status):
+            if status.state == .buffering {
+                await beginAutomatic(.stallRecovery)
+            } else if status.state == .playing || status.state == .paused, hasAutomatic(.stallRecovery),
+                      status.waitingToPlay == nil {
+                await endAutomatic(.stallRecovery)
+            }
+        case .interruption(let began):
+            if began { await beginAutomatic(.audioSessionInterrupted) } else { await endAutomatic(.audioSessionInterrupted) }
+        default:
+            break
+        }
+    }
+
+    private func hasAutomatic(_ reason: SuspensionReason) -> Bool { automatic.withLock { $0[reason] != nil } }
+
+    private func beginAutomatic(_ reason: SuspensionReason) async {
+        guard !hasAutomatic(reason) else { return }
+        let suspension = await coordinator.beginSuspension(for: reason)
+        automatic.withLock { $0[reason] = suspension }
+    }
+
+    private func endAutomatic(_ reason: SuspensionReason) async {
+        guard let suspension = automatic.withLock({ $0.removeValue(forKey: reason) }) else { return }
+        try? await suspension.end()
+    }
+
+    // MARK: TransportInterceptor
+
+    public func intercept(_ command: TransportCommand, player: Player) async throws -> Bool {
+        let intent: GroupIntent
+        switch command {
+        case .play: intent = .play(rate: await player.rate)
+        case .pause: intent = .pause
+        case .seek(let t): intent = .seek(to: t)
+        case .seekBy(let s): intent = .seekBy(seconds: s)
+        case .rate(let r): intent = .rate(r)
+        }
+        guard await coordinator.isConnected else { return false }
+        return try await coordinator.coordinate(intent)
+    }
+
+    // MARK: CoordinatedPlaybackTarget
+
+    public func adopt(clock: Clock) async throws {
+        await player.adoptClock(clock)
+        await player.setTransportInterceptor(self)
+    }
+
+    public func releaseClock() async {
+        await player.setTransportInterceptor(nil)
+        await player.releaseClock()
+    }
+
+    public func perform(_ command: DelegatedCommand) async throws {
+        switch command.kind {
+        case .buffer(let time, let rate):
+            try await player.prepareCoordinated(at: time, rate: rate)
+        case .play(_, _, let clockTime):
+            try await player.startCoordinated(at: clockTime)
+        case .pause:
+            await player.setWaitingForCoordinatedPlayback(false)
+        }
+    }
+
+    public func currentItemTime() async -> ClockTime? { await player.position }
+    public func isPlaying() async -> Bool { await player.currentStatus.state == .playing }
+    public func setWaiting(_ waiting: Bool) async { await player.setWaitingForCoordinatedPlayback(waiting) }
+}
+
+/// Stands in for a coordinator's target until the real one is attached (a class cannot pass `self` to a
+/// stored property's initialiser).
+final class Placeholder: CoordinatedPlaybackTarget, Sendable {
+    static let shared = Placeholder()
+    func adopt(clock: Clock) async throws { throw CoordinationError.notConnected }
+    func releaseClock() async {}
+    func perform(_ command: DelegatedCommand) async throws { throw CoordinationError.notConnected }
+    func currentItemTime() async -> ClockTime? { nil }
+    func isPlaying() async -> Bool { false }
+    func setWaiting(_ waiting: Bool) async {}
+}

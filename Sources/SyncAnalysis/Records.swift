@@ -1,0 +1,38 @@
+/// What the sync recorder captures, and what the analysis reads. Times are nanoseconds on the coordination
+/// clock (the shared pipeline clock), so records from different views compare directly.
+
+/// One video frame as it was rendered by one view.
+public struct FrameRecord: Sendable, Codable, Equatable {
+    /// 1-based view number.
+    public var view: Int
+    /// The frame's media time (buffer PTS, stream time), ns.
+    public var mediaTimeNs: UInt64
+    /// Clock time at which the sink rendered it (taken in the sink's render callback, after its clock wait), ns.
+    public var renderClockNs: UInt64
+    /// Playback rate in force when it was rendered (to compare media-time differences in clock time).
+    public var rate: Double
+    /// Index of the script phase in force when it was rendered.
+    public var phase: Int
+    /// The item the view was playing (views on other items are never compared).
+    public var item: String
+
+    public init(view: Int, mediaTimeNs: UInt64, renderClockNs: UInt64, rate: Double, phase: Int, item: String) {
+        self.view = view; self.mediaTimeNs = mediaTimeNs; self.renderClockNs = renderClockNs
+        self.rate = rate; self.phase = phase; self.item = item
+    }
+}
+
+/// One step of a sync-report script ("seek +10", "rate 2.0", "late join", …).
+public struct PhaseRecord: Sendable, Codable, Equatable {
+    public var index: Int
+    /// The action as written in the script.
+    public var name: String
+    /// Clock time at which the command was issued, ns.
+    public var commandClockNs: UInt64
+    /// Clock time at which the phase ended (next command or end of run), ns.
+    public var endClockNs: UInt64
+
+    public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64) {
+        self.index = index; self.name = name; self.commandClockNs = commandClockNs; self.endClockNs = endClockNs
+    }
+}
