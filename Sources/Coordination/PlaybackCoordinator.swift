@@ -14,6 +14,8 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     func isPlaying() async -> Bool
     /// Show or clear "waiting to play — waiting for coordinated playback".
     func setWaiting(_ waiting: Bool) async
+    /// The participant is detached from the group (suspended): local commands must keep normal timing.
+    func setDetached(_ detached: Bool) async
 }
 
 /// Supplies a custom item identifier (for a local copy of the same content, a composition without a URL, or
@@ -149,6 +151,7 @@ public actor PlaybackCoordinator {
         let suspension = CoordinatedPlaybackSuspension(reason: reason, coordinator: self)
         suspensions.append(suspension)
         await target?.setWaiting(false)
+        await target?.setDetached(true)
         publish(.suspensionBegan(reason))
         await medium?.suspensionsChanged(id, reasons: suspensionReasons)
         return suspension

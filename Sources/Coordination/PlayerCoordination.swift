@@ -123,6 +123,7 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     public func currentItemTime() async -> ClockTime? { await player.position }
     public func isPlaying() async -> Bool { await player.currentStatus.state == .playing }
     public func setWaiting(_ waiting: Bool) async { await player.setWaitingForCoordinatedPlayback(waiting) }
+    public func setDetached(_ detached: Bool) async { if detached { await player.useLocalTiming() } }
 }
 
 /// Stands in for a coordinator's target until the real one is attached (a class cannot pass `self` to a
@@ -135,4 +136,5 @@ final class Placeholder: CoordinatedPlaybackTarget, Sendable {
     func currentItemTime() async -> ClockTime? { nil }
     func isPlaying() async -> Bool { false }
     func setWaiting(_ waiting: Bool) async {}
+    func setDetached(_ detached: Bool) async {}
 }

@@ -48,6 +48,9 @@ public final class SyncRecorder: Sendable {
     public func detachAll() { connections.withLock { $0.removeAll() } }
 
     public func setPhase(_ phase: Int) { state.withLock { $0.phase = phase } }
+    /// Marks what a view plays from now on; a suspended view is marked apart so it is not compared with the
+    /// group while it is detached on purpose.
+    public func setItem(_ item: String, view: Int) { state.withLock { $0.items[view] = item } }
     public func setRate(_ rate: Double, view: Int) { state.withLock { $0.rates[view] = rate } }
     public func setRate(_ rate: Double) { state.withLock { s in for k in s.rates.keys { s.rates[k] = rate } } }
 

@@ -1,14 +1,16 @@
 import ArgumentParser
+import Coordination
 import Foundation
 import GStreamer
 import Multiview
+import SyncAnalysis
 
 @main
 struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self],
+        subcommands: [Play.self, Info.self, SyncReport.self],
         defaultSubcommand: Play.self
     )
 }
@@ -24,6 +26,8 @@ struct Play: AsyncParsableCommand {
         abstract: "Play several files or URIs side by side: one grid window, or headless.",
         discussion: """
         Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit.
+        With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
+        view N at 2× and rejoins, `add URI` adds a view that joins in sync.
         The same on stdin: \(StageCommand.help).
         Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr).
         """
@@ -40,6 +44,15 @@ struct Play: AsyncParsableCommand {
 
     @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT.")
     var tile: String = "480x270"
+
+    @Flag(name: .long, help: "Coordinate the views: one clock, play/pause/seek/rate act on the group at one instant.")
+    var coordinated = false
+
+    @Option(name: .long, help: "Item identifier shared by the coordinated views (they are angles of one event).")
+    var itemId: String = "multiview-event"
+
+    @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI'.")
+    var spareTiles: Int = 0
 
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
@@ -62,9 +75,13 @@ struct Play: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let (width, height) = parseTile() ?? (480, 270)
-        let configuration = StageConfiguration(
+        var configuration = StageConfiguration(
             sources: media.map(MediaSource.init), headless: headless, duration: duration,
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+        if coordinated {
+            configuration.coordination = CoordinatedStage(itemIdentifier: itemId)
+            configuration.spareTiles = max(0, spareTiles)
+        }
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
         let outcome = await stage.run(commands: StdinCommands.stream())
         for failure in outcome.failures {
@@ -142,5 +159,89 @@ struct Info: ParsableCommand {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+struct SyncReport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-report",
+        abstract: "Measure sync: coordinated views headless through a script, per-frame render times, skew per phase.",
+        discussion: """
+        Script lines: play, pause, resume, seek +10, seek -5, rate 2.0, rate 1.0, late join, suspend N, stall N,
+        wait S (# comments). Without --script a default script runs all of them.
+        Writes DIR/summary.json (views, frames, p50_skew_ms, p99_skew_ms, max_skew_ms, phases), DIR/frames.json and
+        DIR/skew.png; with --baseline also the same for uncoordinated views (…-baseline.*), compared in one table.
+        """
+    )
+
+    @Option(name: .long, help: "Number of views (the bundled angles repeat when more than four).")
+    var views: Int = 4
+
+    @Option(name: .long, help: "Script file (one action per line).")
+    var script: String?
+
+    @Option(name: .long, help: "Output directory.")
+    var out: String
+
+    @Flag(name: .long, help: "Also run the same views uncoordinated (started one after another) for comparison.")
+    var baseline = false
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Media to use (default: the four bundled angles).")
+    var media: [String] = []
+
+    func validate() throws {
+        if views < 1 || views > 16 { throw ValidationError("--views must be 1…16") }
+    }
+
+    func run() async throws {
+        guard GStreamer.ensureInitialized() else { throw ExitCode(2) }
+        let actions: [SyncScriptAction]
+        if let script {
+            let text: String
+            do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
+                FileHandle.standardError.write(Data("cannot read script \(script): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+            do { actions = try SyncScriptAction.parseScript(text) } catch {
+                FileHandle.standardError.write(Data("\(script): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        } else {
+            actions = SyncScriptAction.defaultScript
+        }
+        let files = media.isEmpty
+            ? ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"].map { "Media/\($0)" }
+            : media
+        for file in files where !file.contains("://") && !FileManager.default.fileExists(atPath: file) {
+            FileHandle.standardError.write(Data("\(file): file not found\n".utf8))
+            throw ExitCode(2)
+        }
+        let directory = URL(fileURLWithPath: out)
+        let log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("sync-report: \(line)\n".utf8)) }
+
+        var summaries: [SyncSummary] = []
+        var failed = false
+        log("coordinated run, \(views) views")
+        let coordinatedRun = try await SyncReportRunner(files: files, coordinated: true, actions: actions, log: log).run(views: views)
+        let coordinated = SyncAnalyzer.analyze(frames: coordinatedRun.frames, phases: coordinatedRun.phases, mode: "coordinated")
+        summaries.append(coordinated.summary)
+        failed = failed || !coordinatedRun.failures.isEmpty
+        var comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])?
+        if baseline {
+            log("baseline run (uncoordinated), \(views) views")
+            let baselineRun = try await SyncReportRunner(files: files, coordinated: false, actions: actions, log: log).run(views: views)
+            let base = SyncAnalyzer.analyze(frames: baselineRun.frames, phases: baselineRun.phases, mode: "baseline")
+            summaries.append(base.summary)
+            try SyncReportWriter.write(result: base, frames: baselineRun.frames, phases: baselineRun.phases,
+                                       to: directory, fileStem: "baseline")
+            comparison = (base, baselineRun.phases)
+            failed = failed || !baselineRun.failures.isEmpty
+        }
+        try SyncReportWriter.write(result: coordinated, frames: coordinatedRun.frames, phases: coordinatedRun.phases,
+                                   to: directory, comparison: comparison)
+        print(SummaryTable.render(summaries))
+        print("wrote \(directory.path)/summary.json, frames.json, skew.png" + (baseline ? " (+ -baseline)" : ""))
+        for failure in coordinatedRun.failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
+        if failed { throw ExitCode(1) }
     }
 }

@@ -24,3 +24,47 @@ final class CoordinatedPlaybackTests: XCTestCase {
         for p in set.players { XCTAssertTrue(p.pipeline.pipelineClock.map { $0 === set.medium.clock } ?? false) }
     }
 }
+
+/// `multiview sync-report` as scripts use it: summary.json with the named fields, coordinated vs baseline.
+final class SyncReportCLITests: XCTestCase {
+    func testSyncReportWritesSummaryAndBeatsTheBaseline() throws {
+        let binary = Media.root.appendingPathComponent(".build/debug/multiview").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("sync-report-\(getpid())")
+        let script = out.appendingPathExtension("txt")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try "play\nwait 2\nseek +5\nwait 2\nlate join\nwait 2\nsuspend 2\nwait 2\n".write(to: script, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["sync-report", "--views", "3", "--script", script.path, "--out", out.path, "--baseline"]
+        process.currentDirectoryURL = Media.root
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = Pipe()
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("coordinated") && text.contains("baseline"), text)
+
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any]
+        let s = try XCTUnwrap(summary)
+        for key in ["views", "frames", "p50_skew_ms", "p99_skew_ms", "max_skew_ms", "phases"] { XCTAssertNotNil(s[key], key) }
+        XCTAssertEqual(s["views"] as? Int, 4, "3 views + the late joiner")
+        XCTAssertGreaterThan(s["frames"] as? Int ?? 0, 150)
+        let p99 = try XCTUnwrap(s["p99_skew_ms"] as? Double)
+        XCTAssertLessThan(p99, 10, "coordinated views stay aligned through play, seek, late join and a suspension")
+        let phases = try XCTUnwrap(s["phases"] as? [[String: Any]])
+        XCTAssertEqual(phases.map { $0["name"] as? String }, ["play", "seek +5", "late join", "suspend 2"])
+        // After the suspension ended, the suspended view rejoined aligned: the phase compares all 4 views again.
+        XCTAssertEqual(phases.last?["views"] as? Int, 4)
+        XCTAssertLessThan(phases.last?["p99_skew_ms"] as? Double ?? 99, 10)
+
+        let base = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary-baseline.json"))) as? [String: Any]
+        let baseP50 = try XCTUnwrap(base?["p50_skew_ms"] as? Double)
+        let p50 = try XCTUnwrap(s["p50_skew_ms"] as? Double)
+        XCTAssertLessThan(p50, baseP50, "coordination beats views started one after another")
+        let png = try Data(contentsOf: out.appendingPathComponent("skew.png"))
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+}

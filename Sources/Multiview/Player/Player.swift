@@ -324,6 +324,14 @@ public actor Player {
         }
     }
 
+    /// Local timing while detached from the group (a suspension): the pipeline picks its own base time again at
+    /// each PLAYING and after each flushing seek, so local seeks and rate changes play at normal speed. (With
+    /// start-time NONE a local flushing seek would keep the group's old base time and every frame would be late.)
+    /// The next `startCoordinated` puts the group's timing back.
+    public func useLocalTiming() {
+        pipeline.startTime = .zero
+    }
+
     /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
     public func releaseClock() {
         pipeline.autoClock()
@@ -371,6 +379,7 @@ public actor Player {
     public func startCoordinated(at clockTime: ClockTime) throws {
         try checkNotFailed()
         let latency = pipeline.queryLatency()?.minimum ?? .zero
+        pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
         targetState = .playing
         coordinatedWaiting = false

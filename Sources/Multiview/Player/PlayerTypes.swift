@@ -71,6 +71,9 @@ public struct PlayerStatus: Sendable, Equatable, CustomStringConvertible {
     public var state: PlaybackState
     /// Non-nil while the view is asked to play but is not playing yet.
     public var waitingToPlay: WaitingReason?
+    public init(state: PlaybackState, waitingToPlay: WaitingReason? = nil) {
+        self.state = state; self.waitingToPlay = waitingToPlay
+    }
     public var description: String {
         if let waitingToPlay { return "\(state) (waiting: \(waitingToPlay))" }
         return state.description

@@ -14,12 +14,30 @@ public struct StageConfiguration: Sendable {
     public var tileHeight: Int
     /// Print one status line per interval.
     public var statusInterval: Duration
+    /// Coordinated views (one clock, group transport): the coordination layer plugs in here.
+    public var coordination: (any StageCoordination)?
+    /// Spare tiles kept free in the window for views added while running (`add URI`).
+    public var spareTiles: Int = 0
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
         self.sources = sources; self.headless = headless; self.duration = duration; self.audio = audio
         self.tileWidth = tileWidth; self.tileHeight = tileHeight; self.statusInterval = statusInterval
     }
+}
+
+/// What the coordination layer provides to a stage (defined here so the stage need not import it).
+public protocol StageCoordination: Sendable {
+    /// Called for each view before its media is loaded: connect it to the group.
+    func attach(_ player: Player, source: MediaSource) async throws
+    /// Called once every initial view is loaded: start the group.
+    func start(_ players: [Player]) async throws
+    /// A view added while running joins the group in sync.
+    func join(_ player: Player) async throws
+    /// The view's coordination state for its tag and status line ("suspended: stallRecovery"), nil when plain.
+    func label(for player: Player) async -> String?
+    /// "What happened?" on one view: replay the last seconds at 2x and rejoin; the others never pause.
+    func whatHappened(_ player: Player) async throws
 }
 
 /// How a stage run ended.
@@ -98,7 +116,7 @@ public actor Stage {
         // Output choice: a window when a display is reachable and not told otherwise, else headless.
         if !configuration.headless {
             do {
-                window = try GridWindow(tileCount: views.count, tileWidth: configuration.tileWidth,
+                window = try GridWindow(tileCount: views.count + configuration.spareTiles, tileWidth: configuration.tileWidth,
                                         tileHeight: configuration.tileHeight)
             } catch {
                 reporter.note("no display (\(error)): playing headless")
@@ -135,29 +153,37 @@ public actor Stage {
 
         // Build every player first, then start them all; a view that cannot be built is a failure of that
         // view only.
-        for (index, view) in views.enumerated() {
-            let video: VideoOutput = window.map { .window($0.tiles[index]) } ?? .fakeSink
-            let config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
-            do {
-                let player = try Player(configuration: config)
-                players[view.number] = player
-                let events = await player.events()
-                Task { for await event in events { continuation.yield(.player(view.number, event)) } }
-            } catch let error as PlayerError {
-                recordFailure(error)
-            } catch {
-                recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
-            }
-        }
-        for (index, view) in views.enumerated() {
-            guard let player = players[view.number] else { continue }
-            let source = configuration.sources[index]
+        self.audio = audio
+        for view in views { await makePlayer(view) }
+        let initial = views.compactMap { view in players[view.number].map { (view, $0) } }
+        if let coordination = configuration.coordination {
+            // Coordinated: connect, load, then one group start (every view ready, all start at one instant).
+            let sources = configuration.sources
+            let reporter = self.reporter
             Task {
-                do {
-                    try await player.load(source)
-                    try await player.play()
-                } catch {
-                    // Failures also arrive as `.failed` events; nothing more to do here.
+                var loaded: [Player] = []
+                for (view, player) in initial {
+                    do {
+                        try await coordination.attach(player, source: sources[view.number - 1])
+                        try await player.load(sources[view.number - 1])
+                        loaded.append(player)
+                    } catch {
+                        // The player reports its own failure as an event.
+                        if !(error is PlayerError) { reporter.note("\(view): \(error)") }
+                    }
+                }
+                do { try await coordination.start(loaded) } catch { reporter.note("coordinated start: \(error)") }
+            }
+        } else {
+            for (view, player) in initial {
+                let source = configuration.sources[view.number - 1]
+                Task {
+                    do {
+                        try await player.load(source)
+                        try await player.play()
+                    } catch {
+                        // Failures also arrive as `.failed` events; nothing more to do here.
+                    }
                 }
             }
         }
@@ -177,6 +203,54 @@ public actor Stage {
         let outcome = StageOutcome(views: views, failures: views.compactMap { failures[$0.number] },
                                    played: played, usedWindow: window != nil, audio: audio)
         return outcome
+    }
+
+    private var audio: AudioOutput = .fakeSink
+
+    /// Creates one view's player and forwards its events into the stage's input stream.
+    private func makePlayer(_ view: ViewIdentity) async {
+        guard let continuation = inputContinuation else { return }
+        let index = view.number - 1
+        let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
+        let config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        do {
+            let player = try Player(configuration: config)
+            players[view.number] = player
+            let events = await player.events()
+            Task { for await event in events { continuation.yield(.player(view.number, event)) } }
+        } catch let error as PlayerError {
+            recordFailure(error)
+        } catch {
+            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+        }
+    }
+
+    /// Adds a view while running; coordinated, it joins the group in sync.
+    private func addView(_ uri: String) async {
+        let source = MediaSource(uri)
+        let view = ViewIdentity(number: views.count + 1, name: source.displayName)
+        if let window, view.number > window.tiles.count {
+            reporter.note("no free tile for \(view): start with --spare-tiles or headless")
+            return
+        }
+        views.append(view)
+        await makePlayer(view)
+        guard let player = players[view.number] else { return }
+        do {
+            if let coordination = configuration.coordination {
+                try await coordination.attach(player, source: source)
+                try await player.load(source)
+                try await coordination.join(player)
+            } else {
+                try await player.load(source)
+                try await player.play()
+            }
+            reporter.note("added \(view)")
+        } catch let error as PlayerError {
+            recordFailure(error)
+        } catch {
+            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+        }
     }
 
     private var allViewsDone: Bool {
@@ -247,6 +321,40 @@ public actor Stage {
         case .togglePause:
             let anyPlaying = statuses.values.contains { $0.state == .playing }
             await perform(anyPlaying ? .pause : .play)
+        case .add(let uri):
+            await addView(uri)
+        case .whatHappened(let number):
+            guard let coordination = configuration.coordination, let player = players[number] else {
+                reporter.note("'r \(number)' needs --coordinated and an existing view")
+                return
+            }
+            // Runs on its own: the stage keeps handling input while the view catches up.
+            let reporter = self.reporter
+            Task {
+                do {
+                    try await coordination.whatHappened(player)
+                    reporter.note("view \(number) caught up and rejoined")
+                } catch {
+                    reporter.note("what happened on view \(number): \(error)")
+                }
+            }
+        case .play, .pause, .seekBy, .seekTo, .rate where configuration.coordination != nil:
+            // Coordinated: the command goes through one view's coordinator to the whole group.
+            guard let player = live.first else { return }
+            do {
+                switch command {
+                case .play: try await player.play()
+                case .pause: try await player.pause()
+                case .seekBy(let s): try await player.seek(by: s)
+                case .seekTo(let s): try await player.seek(to: .seconds(s))
+                case .rate(let r): try await player.setRate(r)
+                default: break
+                }
+            } catch {
+                reporter.note("\(command): \(error)")
+            }
+            ended.removeAll()
+            reporter.note("\(command) done")
         case .play, .pause, .seekBy, .seekTo, .rate:
             // Each view acts on its own here (uncoordinated); run them concurrently so no view waits for another.
             await withTaskGroup(of: Void.self) { group in
@@ -273,10 +381,11 @@ public actor Stage {
         guard window != nil, let player = players[number], let view = views.first(where: { $0.number == number })
         else { return }
         let info = infos[number].map { $0.resolutionText } ?? "…"
-        let state = statuses[number].map { status -> String in
-            if let waiting = status.waitingToPlay { return waiting.description }
+        var state = statuses[number].map { status -> String in
+            if let waiting = status.waitingToPlay { return "waiting: \(waiting)" }
             return status.state.description.lowercased()
         } ?? ""
+        if let label = await configuration.coordination?.label(for: player) { state = label }
         await player.setTag("\(view.number) \(view.name)  \(info)  \(state)")
     }
 

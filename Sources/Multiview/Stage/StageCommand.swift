@@ -10,6 +10,10 @@ public enum StageCommand: Sendable, Equatable {
     case rate(Double)
     case status
     case quit
+    /// "What happened?" on view N (coordinated): replay the last seconds at 2x and rejoin.
+    case whatHappened(Int)
+    /// Add a view (coordinated: it joins the group in sync).
+    case add(String)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -27,6 +31,11 @@ public enum StageCommand: Sendable, Equatable {
             guard let value = Double(arg), value.isFinite else { return nil }
             if arg.hasPrefix("+") || arg.hasPrefix("-") { return .seekBy(value) }
             return value >= 0 ? .seekTo(value) : nil
+        case ("r", 2):
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .whatHappened(n)
+        case ("add", 2):
+            return .add(words[1])
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -38,5 +47,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit)"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI"
 }

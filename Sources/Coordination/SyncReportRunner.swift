@@ -1,0 +1,216 @@
+import Foundation
+import GStreamer
+import Multiview
+import SyncAnalysis
+
+/// One action of a sync-report script.
+public enum SyncScriptAction: Sendable, Equatable, CustomStringConvertible {
+    case play, pause, resume
+    case seekBy(Double)
+    case rate(Double)
+    /// Add a view while the group plays (late join).
+    case join
+    /// Suspend view N, move it away locally, then end the suspension (rejoin at the group's time).
+    case suspend(view: Int)
+    /// Starve view N's video for a while (its frames stop arriving), as a stall, then let it recover.
+    case stall(view: Int)
+    case wait(Double)
+
+    public var description: String {
+        switch self {
+        case .play: return "play"
+        case .pause: return "pause"
+        case .resume: return "resume"
+        case .seekBy(let s): return s >= 0 ? "seek +\(SyncScriptAction.format(s))" : "seek \(SyncScriptAction.format(s))"
+        case .rate(let r): return "rate \(r)"
+        case .join: return "late join"
+        case .suspend(let n): return "suspend \(n)"
+        case .stall(let n): return "stall \(n)"
+        case .wait(let s): return "wait \(SyncScriptAction.format(s))"
+        }
+    }
+    static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+
+    /// Parses one script line ("seek +10", "rate 2.0", "wait 3", "suspend 2", "stall 3", "late join", …).
+    public static func parse(_ line: String) -> SyncScriptAction? {
+        let words = line.lowercased().split(separator: " ").map(String.init)
+        guard let first = words.first else { return nil }
+        switch (first, words.count) {
+        case ("play", 1): return .play
+        case ("pause", 1): return .pause
+        case ("resume", 1): return .resume
+        case ("join", 1), ("late", 2) where words.last == "join": return .join
+        case ("seek", 2): return Double(words[1]).map { .seekBy($0) }
+        case ("rate", 2): return Double(words[1]).flatMap { $0 > 0 ? .rate($0) : nil }
+        case ("wait", 2): return Double(words[1]).flatMap { $0 >= 0 ? .wait($0) : nil }
+        case ("suspend", 2): return Int(words[1]).map { .suspend(view: $0) }
+        case ("stall", 2): return Int(words[1]).map { .stall(view: $0) }
+        default: return nil
+        }
+    }
+
+    /// Script lines → actions; `#` starts a comment. Throws with the line number of a bad line.
+    public static func parseScript(_ text: String) throws -> [SyncScriptAction] {
+        var actions: [SyncScriptAction] = []
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if line.isEmpty { continue }
+            guard let action = parse(line) else {
+                throw CoordinationError.participantNotReady(ParticipantID("script"), "line \(n + 1): cannot parse '\(line)'")
+            }
+            actions.append(action)
+        }
+        return actions
+    }
+
+    /// Fits the bundled 24 s clips: media time stays between 0 and ~21 s, so no view reaches its end.
+    public static let defaultScript: [SyncScriptAction] = [
+        .play, .wait(3), .pause, .wait(1), .resume, .wait(2), .seekBy(-5), .wait(2), .seekBy(10), .wait(2),
+        .rate(2.0), .wait(1.5), .rate(1.0), .wait(2), .seekBy(-10), .wait(2), .join, .wait(2),
+        .suspend(view: 2), .wait(2), .stall(view: 1), .wait(2),
+    ]
+}
+
+/// Runs views headless through a script, coordinated (one medium) or as the uncoordinated baseline (separate
+/// pipelines started one after another, commands sent one by one), recording every rendered frame.
+public final class SyncReportRunner: Sendable {
+    public struct Output: Sendable {
+        public var frames: [FrameRecord]
+        public var phases: [PhaseRecord]
+        public var failures: [PlayerError]
+    }
+
+    public let files: [String]
+    public let coordinated: Bool
+    public let actions: [SyncScriptAction]
+    private let log: @Sendable (String) -> Void
+
+    /// `files` are cycled over `views` views (9 views of 4 angles → angles repeat); `joinFile` is the media of
+    /// the late joiner.
+    public init(files: [String], coordinated: Bool, actions: [SyncScriptAction], log: @escaping @Sendable (String) -> Void) {
+        self.files = files
+        self.coordinated = coordinated
+        self.actions = actions
+        self.log = log
+    }
+
+    public func run(views count: Int) async throws -> Output {
+        let medium = PlaybackCoordinationMedium()
+        let clock = medium.clock
+        let recorder = SyncRecorder(clock: clock)
+        let item = "sync-report"
+        var players: [Player] = []
+        var coordinations: [PlayerCoordination] = []
+        var failures: [PlayerError] = []
+
+        func addView(_ number: Int) async throws -> (Player, PlayerCoordination?) {
+            let source = MediaSource(files[(number - 1) % files.count])
+            let player = try Player(configuration: PlayerConfiguration(
+                view: ViewIdentity(number: number, name: source.displayName), video: .fakeSink, audio: .fakeSink))
+            var made: PlayerCoordination?
+            if coordinated {
+                let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: item)
+                try await coordination.coordinate(using: medium)
+                coordinations.append(coordination)
+                made = coordination
+            } else {
+                // The baseline still records on the same clock, so both runs are measured alike.
+                player.pipeline.useClock(clock)
+            }
+            try await player.load(source)
+            try recorder.attach(player, item: item)
+            players.append(player)
+            return (player, made)
+        }
+
+        for n in 1...count { _ = try await addView(n) }
+        var phases: [PhaseRecord] = []
+        var phaseIndex = -1
+        func beginPhase(_ name: String) {
+            let now = clock.time.nanoseconds
+            if let last = phases.indices.last { phases[last].endClockNs = now }
+            phaseIndex += 1
+            recorder.setPhase(phaseIndex)
+            phases.append(PhaseRecord(index: phaseIndex, name: name, commandClockNs: now, endClockNs: now))
+        }
+
+        for action in actions {
+            if case .wait(let s) = action {
+                try await Task.sleep(for: .milliseconds(Int(s * 1000)))
+                continue
+            }
+            beginPhase(action.description)
+            log("phase \(phaseIndex): \(action)")
+            do {
+                try await perform(action, players: players, coordinations: coordinations, recorder: recorder,
+                                  medium: medium, addView: { try await addView(players.count + 1) })
+                // (the late joiner is in `players`/`coordinations` from now on: the next actions see it)
+            } catch let error as PlayerError {
+                failures.append(error)
+                log("\(error)")
+            }
+        }
+        if let last = phases.indices.last { phases[last].endClockNs = clock.time.nanoseconds }
+        recorder.detachAll()
+        for p in players { await p.stop() }
+        for c in coordinations { await c.coordinator.disconnect() }
+        return Output(frames: recorder.frames, phases: phases, failures: failures)
+    }
+
+    private func perform(_ action: SyncScriptAction, players: [Player], coordinations: [PlayerCoordination],
+                         recorder: SyncRecorder, medium: PlaybackCoordinationMedium,
+                         addView: () async throws -> (Player, PlayerCoordination?)) async throws {
+        let lead = players[0]
+        switch action {
+        case .wait:
+            break
+        case .play, .resume:
+            if coordinated { try await lead.play() } else { for p in players { try await p.play() } }
+        case .pause:
+            if coordinated { try await lead.pause() } else { for p in players { try await p.pause() } }
+        case .seekBy(let s):
+            if coordinated {
+                try await lead.seek(by: s)
+            } else {
+                for p in players { try await p.seek(by: s) }
+            }
+        case .rate(let r):
+            recorder.setRate(r)
+            if coordinated { try await lead.setRate(r) } else { for p in players { try await p.setRate(r) } }
+        case .join:
+            let (player, coordination) = try await addView()
+            if let coordination {
+                try await coordination.coordinator.join()
+            } else {
+                try await player.seek(to: await lead.position ?? .zero)
+                try await player.play()
+            }
+        case .suspend(let n), .stall(let n):
+            guard n >= 1, n <= players.count else { return }
+            let player = players[n - 1]
+            let reason: SuspensionReason = { if case .stall = action { return .stallRecovery } else { return .userIsChangingCurrentTime } }()
+            let suspension = coordinated ? await coordinations[n - 1].coordinator.beginSuspension(for: reason) : nil
+            recorder.setItem("suspended-\(n)", view: n)
+            defer { recorder.setItem("sync-report", view: n) }
+            if case .stall = action {
+                // Starve the view: block its video sink's input for one second, then release it.
+                let sink = try player.pipeline.get("video-sink", as: Element.self)
+                let probe = try sink.staticPad("sink").addProbe([.buffer, .blocking]) { _ in .ok }
+                try await Task.sleep(for: .seconds(1))
+                withExtendedLifetime(probe) {}
+            } else {
+                // Scrub away locally, hold a moment, then come back.
+                let here = await player.position ?? .zero
+                try await player.seekLocally(to: .seconds(max(0, here.seconds - 3)))
+                try await Task.sleep(for: .milliseconds(800))
+            }
+            if let suspension {
+                try await suspension.end()
+            } else {
+                try await player.seekLocally(to: await lead.position ?? .zero)
+                try await player.playLocally()
+            }
+        }
+    }
+}
