@@ -214,3 +214,45 @@ public final class SyncReportRunner: Sendable {
         }
     }
 }
+
+/// How long one view alone takes from a seek command (flushing, accurate, while playing) to its first frame
+/// rendered at the new position: the yardstick for "seek → all playing aligned" of a coordinated group.
+public enum SingleViewSeekProbe {
+    /// Milliseconds per file, measured one file at a time, `repeats` seeks each (median).
+    public static func measure(files: [String], seekBy seconds: Double = 5, repeats: Int = 3) async throws -> [String: Double] {
+        var result: [String: Double] = [:]
+        for file in Set(files).sorted() {
+            let clock = Clock.systemClock()
+            let recorder = SyncRecorder(clock: clock)
+            let source = MediaSource(file)
+            let player = try Player(configuration: PlayerConfiguration(
+                view: ViewIdentity(number: 1, name: source.displayName), video: .fakeSink, audio: .fakeSink))
+            player.pipeline.useClock(clock)
+            try await player.load(source)
+            try recorder.attach(player, item: "single")
+            try await player.play()
+            var samples: [Double] = []
+            for attempt in 0..<repeats {
+                try await Task.sleep(for: .milliseconds(600))
+                recorder.setPhase(attempt + 1)
+                let command = clock.time
+                let here = await player.position ?? .zero
+                let target = ClockTime.seconds(here.seconds + (attempt % 2 == 0 ? seconds : -seconds))
+                try await player.seekLocally(to: target)
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline {
+                    if let first = recorder.frames.first(where: { $0.phase == attempt + 1 }) {
+                        samples.append(Double(first.renderClockNs &- command.nanoseconds) / 1e6)
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            recorder.detachAll()
+            await player.stop()
+            samples.sort()
+            if !samples.isEmpty { result[source.displayName] = samples[samples.count / 2] }
+        }
+        return result
+    }
+}

@@ -219,6 +219,14 @@ struct SyncReport: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: out)
         let log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("sync-report: \(line)\n".utf8)) }
 
+        // The yardstick for "seek → all aligned": each file alone, seek while playing → first new frame.
+        let single = try await SingleViewSeekProbe.measure(files: files)
+        let slowest = single.values.max() ?? 0
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let singleJSON = try JSONSerialization.data(withJSONObject: ["seek_to_first_frame_ms": single,
+                                                                     "slowest_ms": slowest], options: [.prettyPrinted, .sortedKeys])
+        try singleJSON.write(to: directory.appendingPathComponent("single-view-seek.json"))
+
         var summaries: [SyncSummary] = []
         var failed = false
         log("coordinated run, \(views) views")
@@ -240,6 +248,14 @@ struct SyncReport: AsyncParsableCommand {
         try SyncReportWriter.write(result: coordinated, frames: coordinatedRun.frames, phases: coordinatedRun.phases,
                                    to: directory, comparison: comparison)
         print(SummaryTable.render(summaries))
+        print(String(format: "single view alone, seek → first frame: slowest %.1f ms (%@)", slowest,
+                     single.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, $0.value) }.joined(separator: ", ")))
+        for phase in coordinated.summary.phases where phase.name.hasPrefix("seek") {
+            if let aligned = phase.timeToAlignedMs, slowest > 0 {
+                print(String(format: "%@: all %d views aligned %.1f ms after the command = %.2f × the slowest single view",
+                             phase.name, phase.views, aligned, aligned / slowest))
+            }
+        }
         print("wrote \(directory.path)/summary.json, frames.json, skew.png" + (baseline ? " (+ -baseline)" : ""))
         for failure in coordinatedRun.failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
         if failed { throw ExitCode(1) }

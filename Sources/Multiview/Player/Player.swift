@@ -353,8 +353,13 @@ public actor Player {
         try checkNotFailed()
         coordinatedWaiting = true
         updateStatus()
-        if currentState != .paused || targetState != .paused {
+        if currentState < .paused {
             try await changeState(to: .paused, timeout: timeout)
+        } else if currentState == .playing || targetState == .playing {
+            // From PLAYING: ask for PAUSED and seek at once; the flushing seek's preroll completes both, so the
+            // view is ready after one preroll instead of two.
+            targetState = .paused
+            _ = try? pipeline.setState(.paused)
         }
         var target = time
         if let duration, target >= duration { target = duration - .milliseconds(40) }
