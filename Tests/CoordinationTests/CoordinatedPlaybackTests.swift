@@ -68,3 +68,34 @@ final class SyncReportCLITests: XCTestCase {
         XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
     }
 }
+
+/// `multiview play --coordinated` driven from stdin, as a user in a terminal would.
+final class CoordinatedCLITests: XCTestCase {
+    func testCoordinatedPlayWithWhatHappenedAndAdd() throws {
+        let binary = Media.root.appendingPathComponent(".build/debug/multiview").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["play", "--headless", "--no-audio", "--coordinated", "--duration", "10",
+                             Media.angles[0], Media.angles[1]]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // "r 1" once the group has played 3 s (view 1 goes back 5 s → 0, catches up at 2×); then "add" joins a
+        // third view while the group plays.
+        Thread.sleep(forTimeInterval: 3)
+        input.fileHandleForWriting.write(Data("r 1\n".utf8))
+        Thread.sleep(forTimeInterval: 4)
+        input.fileHandleForWriting.write(Data("add \(Media.angles[2])\n".utf8))
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, stderr)
+        XCTAssertTrue(stderr.contains("view 1 caught up and rejoined"), stderr)
+        XCTAssertTrue(stderr.contains("added view 3 (angle3-right.mkv)"), stderr)
+        let last = try XCTUnwrap(stdout.split(separator: "\n").last)
+        XCTAssertEqual(last.components(separatedBy: "PLAYING").count - 1, 3, String(last))
+    }
+}
