@@ -222,15 +222,21 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         }
         var state = target
         if target.isPlaying {
-            let start = clock.time + ClockTime.milliseconds(Double(startMargin.components.attoseconds) / 1e15
-                                                              + Double(startMargin.components.seconds) * 1000)
+            // The start instant must leave every pipeline time to reach PLAYING first: at least `startMargin`,
+            // more when the last fan-out of start commands took longer (a loaded machine).
+            let margin = max(startMargin, lastStartFanout * 2 + .milliseconds(5))
+            let start = clock.time + ClockTime.milliseconds(Double(margin.components.seconds) * 1000
+                                                           + Double(margin.components.attoseconds) / 1e15)
             state.anchorClock = start
             groups[item] = state
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
                                         expectedItemIdentifier: item, originator: originator)
-            for id in ready.sorted() {
-                try? await members[id]?.coordinator.perform(play)
+            let fanoutBegan = ContinuousClock.now
+            let coordinators = ready.sorted().compactMap { members[$0]?.coordinator }
+            await withTaskGroup(of: Void.self) { group in
+                for coordinator in coordinators { group.addTask { try? await coordinator.perform(play) } }
             }
+            lastStartFanout = ContinuousClock.now - fanoutBegan
         } else {
             groups[item] = state
             let pause = DelegatedCommand(kind: .pause(itemTime: state.anchorMedia), expectedItemIdentifier: item,
@@ -353,6 +359,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         if before != reasons { await broadcastParticipants() }
     }
     private var resumeAfterWaiting: [String: Double] = [:]
+    /// How long the last "play at C" fan-out took (sets the next start margin's floor).
+    private var lastStartFanout: Duration = .zero
 }
 
 /// Runs `body`, failing with a timeout error when it takes longer than `limit`.
