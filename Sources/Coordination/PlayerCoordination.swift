@@ -56,7 +56,8 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     private func observe(_ event: PlayerEvent) async {
         switch event {
         case .status(let status):
-            if status.state == .buffering {
+            if status.state == .buffering, case .buffering = status.waitingToPlay {
+                // Only a stall while playing: refilling after a coordinated seek is part of getting ready.
                 await beginAutomatic(.stallRecovery)
             } else if status.state == .playing || status.state == .paused, hasAutomatic(.stallRecovery),
                       status.waitingToPlay == nil {

@@ -62,6 +62,13 @@ public class Element: ObjectRef, @unchecked Sendable {
         return ElementState(current)
     }
 
+    /// True while an asynchronous state change (preroll, or the lost state of a flushing seek) is still pending.
+    /// Answers at once (no wait).
+    public var isStateChangePending: Bool {
+        var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+        return gst_element_get_state(element, &current, &pending, 0) == GST_STATE_CHANGE_ASYNC
+    }
+
     /// Waits up to `timeout` for a pending asynchronous state change; returns the state then reached.
     public func waitForState(timeout: ClockTime) throws -> ElementState {
         var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING

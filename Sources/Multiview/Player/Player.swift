@@ -66,7 +66,8 @@ public actor Player {
         self.pipeline = playbin
         var overlay: Element?
         do {
-            var flags = ["audio", "text", "soft-volume"]
+            // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
+            var flags = ["audio", "text", "soft-volume", "buffering"]
             switch configuration.video {
             case .none:
                 break
@@ -310,16 +311,18 @@ public actor Player {
     }
 
     /// Runs the pipeline on `clock` and stops it from choosing its own base time (start-time NONE), so the
-    /// coordinator's base time is kept across PAUSED→PLAYING. Audio sinks then follow that clock by resampling
-    /// rather than providing their own (what people hear stays aligned too: see platform notes).
+    /// coordinator's base time is kept across PAUSED→PLAYING. Audio sinks then follow that clock (skew
+    /// correction) rather than providing their own.
     public func adoptClock(_ clock: Clock) {
         pipeline.useClock(clock)
         pipeline.startTime = nil
         if let audio = try? pipeline.get("audio-sink", as: Element.self) {
             let sink = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse")
             if let sink {
+                // Follow the shared clock by skew correction. (slave-method=resample together with start-time
+                // NONE and an explicit base time froze pulsesink pipelines after ~2 s in our tests.)
                 try? sink.set("provide-clock", false)
-                try? sink.set("slave-method", fromString: "resample")
+                try? sink.set("slave-method", fromString: "skew")
             }
         }
     }
@@ -353,13 +356,10 @@ public actor Player {
         try checkNotFailed()
         coordinatedWaiting = true
         updateStatus()
-        if currentState < .paused {
+        // PAUSED first, then the seek: seeking while the PLAYING→PAUSED change is still pending can lose the
+        // seek under load (the view then keeps its own position).
+        if currentState != .paused || targetState != .paused {
             try await changeState(to: .paused, timeout: timeout)
-        } else if currentState == .playing || targetState == .playing {
-            // From PLAYING: ask for PAUSED and seek at once; the flushing seek's preroll completes both, so the
-            // view is ready after one preroll instead of two.
-            targetState = .paused
-            _ = try? pipeline.setState(.paused)
         }
         var target = time
         if let duration, target >= duration { target = duration - .milliseconds(40) }
@@ -375,6 +375,12 @@ public actor Player {
             throw PlayerError(view: view, cause: .pipeline("seek to \(target) refused"))
         }
         try await waitForAsyncDone(timeout: timeout)
+        // A network view is ready only with a full buffer; otherwise it would stall (and be suspended) right
+        // after the coordinated start.
+        let deadline = ContinuousClock.now + timeout
+        while bufferingPercent < 100 && ContinuousClock.now < deadline && failure == nil {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         seekInFlight = false
         updateStatus()
     }
@@ -420,13 +426,39 @@ public actor Player {
             fail(error)
             throw error
         }
-        if result == .async && currentState != state {
-            try await waitForAsyncDone(timeout: timeout)
+        if result == .async {
+            // Wait on the element's own state rather than on an ASYNC_DONE message: a PLAYING requested right
+            // after a flushing seek may never post one (the seek's was already consumed).
+            try await waitUntilSettled(timeout: timeout)
         }
         if let failure { throw failure }
     }
 
+    /// Waits until no asynchronous state change is pending (answered by the pipeline itself, in 5 ms steps).
+    /// After an ASYNC_DONE this also guards against a stale one (left over from an earlier preroll) having
+    /// woken us before the current seek had really prerolled.
+    private func waitUntilSettled(timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while pipeline.isStateChangePending {
+            if let failure { throw failure }
+            if ContinuousClock.now > deadline {
+                throw PlayerError(view: view, cause: .timeout("no preroll after \(timeout)"))
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        if let failure { throw failure }
+        // The bus message saying so may still be on its way: take the state from the pipeline now.
+        currentState = pipeline.currentState
+        updateStatus()
+    }
+
+    /// ASYNC_DONE (the prompt signal), then the element's own word that nothing is pending.
     private func waitForAsyncDone(timeout: Duration) async throws {
+        try await waitForAsyncDoneMessage(timeout: timeout)
+        try await waitUntilSettled(timeout: timeout)
+    }
+
+    private func waitForAsyncDoneMessage(timeout: Duration) async throws {
         if let failure { throw failure }
         let id = nextWaiterID
         nextWaiterID += 1

@@ -338,24 +338,11 @@ public actor Stage {
                     reporter.note("what happened on view \(number): \(error)")
                 }
             }
-        case .play, .pause, .seekBy, .seekTo, .rate where configuration.coordination != nil:
-            // Coordinated: the command goes through one view's coordinator to the whole group.
-            guard let player = live.first else { return }
-            do {
-                switch command {
-                case .play: try await player.play()
-                case .pause: try await player.pause()
-                case .seekBy(let s): try await player.seek(by: s)
-                case .seekTo(let s): try await player.seek(to: .seconds(s))
-                case .rate(let r): try await player.setRate(r)
-                default: break
-                }
-            } catch {
-                reporter.note("\(command): \(error)")
-            }
-            ended.removeAll()
-            reporter.note("\(command) done")
         case .play, .pause, .seekBy, .seekTo, .rate:
+            if configuration.coordination != nil {
+                await performCoordinated(command, live: live)
+                return
+            }
             // Each view acts on its own here (uncoordinated); run them concurrently so no view waits for another.
             await withTaskGroup(of: Void.self) { group in
                 for player in live {
@@ -375,6 +362,25 @@ public actor Stage {
             if case .seekTo = command { ended.removeAll() }
             reporter.note("\(command) done")
         }
+    }
+
+    /// Coordinated: the command goes through one view's coordinator to the whole group.
+    private func performCoordinated(_ command: StageCommand, live: [Player]) async {
+        guard let player = live.first else { return }
+        do {
+            switch command {
+            case .play: try await player.play()
+            case .pause: try await player.pause()
+            case .seekBy(let s): try await player.seek(by: s)
+            case .seekTo(let s): try await player.seek(to: .seconds(s))
+            case .rate(let r): try await player.setRate(r)
+            default: break
+            }
+        } catch {
+            reporter.note("\(command): \(error)")
+        }
+        ended.removeAll()
+        reporter.note("\(command) done")
     }
 
     private func updateTag(_ number: Int) async {

@@ -1,0 +1,195 @@
+import Coordination
+import Foundation
+import GStreamer
+import Multiview
+import SyncAnalysis
+import XCTest
+
+/// Pause, resume, seek, rate and late join through the coordinator, with real pipelines on the bundled angles:
+/// any view issues the command, every view applies it, and all start again at one instant.
+final class GroupTransportTests: XCTestCase {
+    private let frame = 1.0 / 30
+
+    func testPauseFromAnyViewPausesAllAtOnePositionAndPlayFromAnotherResumesAligned() async throws {
+        let set = try await CoordinatedViews.make(Media.angles)
+        try await set.playAll(from: 2)
+        try await Task.sleep(for: .seconds(1.2))
+
+        // View 2 presses pause.
+        let before = try unwrap(await set.groupTime())
+        try await set.players[1].pause()
+        let paused = await eventually { await set.allPaused() }
+        check(paused, "\(await set.statuses())")
+        let pausedNs = set.nowNs
+        let positions = await set.settledPositions()
+        print("paused at", positions, "group was at", before)
+        XCTAssertLessThanOrEqual(positionSpread(positions), frame + 0.001, "paused positions \(positions)")
+        let group = try unwrap(await set.medium.groupState(for: "event"))
+        XCTAssertFalse(group.isPlaying)
+        // Paused where the group was when the button was pressed (no jump), every view on the group's frame.
+        XCTAssertLessThan(abs(group.anchorMedia.seconds - before.seconds), 0.15, "pause anchor \(group.anchorMedia) vs \(before)")
+        assertPositions(positions, near: group.anchorMedia, toleranceS: frame, "paused")
+
+        // Nothing is rendered while paused.
+        try await Task.sleep(for: .milliseconds(600))
+        XCTAssertEqual(set.frames(since: pausedNs).count, 0, "frames rendered while paused: \(set.frameCounts(since: pausedNs))")
+        let stillPaused = await set.allPaused()
+        XCTAssertTrue(stillPaused)
+
+        // View 1 presses play: everyone resumes from the paused frame, at one instant.
+        let resumeNs = set.nowNs
+        try await set.players[0].play()
+        let playing = await eventually { await set.allPlaying() }
+        check(playing, "\(await set.statuses())")
+        try await Task.sleep(for: .seconds(1.5))
+        let first = set.firstFrames(since: resumeNs)
+        XCTAssertEqual(first.count, 4, "views that rendered after the resume: \(first.keys.sorted())")
+        for (view, record) in first {
+            // Nobody skipped content: the first frame shown after the resume is the paused one (±1 frame).
+            XCTAssertLessThanOrEqual(abs(Double(record.mediaTimeNs) / 1e9 - group.anchorMedia.seconds), frame + 0.002,
+                                     "view \(view) resumed at \(Double(record.mediaTimeNs) / 1e9) s, paused at \(group.anchorMedia)")
+        }
+        let starts = first.values.map { Double($0.renderClockNs) / 1e6 }
+        XCTAssertLessThan((starts.max() ?? 0) - (starts.min() ?? .infinity), 10, "first renders after resume (ms) \(starts)")
+        assertAligned(set, since: resumeNs, minFrames: 30, "after resume")
+        await set.tearDown()
+    }
+
+    func testSeekForwardAndBackFromAnyViewMovesEveryViewAndResumesAligned() async throws {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
+        try await set.playAll()
+        try await Task.sleep(for: .seconds(1))
+
+        for (index, step) in [(1, 10.0), (0, -5.0)] {
+            let logs = await withTaskGroup(of: (Int, EventLog<PlayerEvent>).self) { group in
+                for (i, p) in set.players.enumerated() { group.addTask { (i, await p.eventLog(clock: set.clock)) } }
+                var all: [Int: EventLog<PlayerEvent>] = [:]
+                for await (i, log) in group { all[i] = log }
+                return all
+            }
+            let before = try unwrap(await set.groupTime())
+            let commandNs = set.nowNs
+            try await set.players[index].seek(by: step)
+            let doneNs = set.nowNs
+            let group = try unwrap(await set.medium.groupState(for: "event"))
+            XCTAssertTrue(group.isPlaying)
+            XCTAssertLessThan(abs(group.anchorMedia.seconds - (before.seconds + step)), 0.15,
+                              "seek \(step): group anchored at \(group.anchorMedia), was at \(before)")
+            let playing = await eventually { await set.allPlaying() }
+            check(playing, "seek \(step): \(await set.statuses())")
+            let rendering = await set.waitRendering(since: doneNs)
+            XCTAssertTrue(rendering, "seek \(step): not rendering")
+            let now = try unwrap(await set.groupTime())
+            assertPositions(await set.settledPositions(), near: now, "after seek \(step)")
+
+            // While the barrier ran, every view said "waiting for coordinated playback", then played.
+            for (i, log) in logs.sorted(by: { $0.key < $1.key }) {
+                let statuses = log.statuses(since: commandNs)
+                XCTAssertTrue(statuses.contains { $0.waitingToPlay == .waitingForCoordinatedPlayback },
+                              "seek \(step): view index \(i) statuses \(statuses)")
+                XCTAssertTrue(statuses.last?.state == .playing && statuses.last?.waitingToPlay == nil,
+                               "seek \(step): view index \(i) statuses \(statuses)")
+                log.stop()
+            }
+            try await Task.sleep(for: .seconds(1.2))
+            // Every view's first frame after the barrier is the target frame: its position jumped there.
+            let first = set.firstFrames(since: doneNs)
+            XCTAssertEqual(first.count, 3)
+            for (view, record) in first {
+                XCTAssertLessThanOrEqual(abs(Double(record.mediaTimeNs) / 1e9 - group.anchorMedia.seconds), 2 * frame + 0.002,
+                                         "seek \(step): view \(view) first frame \(Double(record.mediaTimeNs) / 1e9) s")
+            }
+            XCTAssertLessThan(Double(doneNs - commandNs) / 1e9, 3, "the seek barrier took too long")
+            assertAligned(set, since: doneNs, minFrames: 25, "after seek \(step)")
+        }
+        await set.tearDown()
+    }
+
+    func testRateChangeFromAViewAppliesToAllAndIsAnnouncedToEveryCoordinator() async throws {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
+        try await set.playAll()
+        try await Task.sleep(for: .milliseconds(500))
+        var events: [ParticipantID: EventLog<CoordinatorEvent>] = [:]
+        for v in set.views { events[v.coordinator.id] = await v.coordinator.eventLog(clock: set.clock) }
+
+        for (index, rate) in [(0, 2.0), (2, 1.0)] {
+            let originator = set.views[index].coordinator.id
+            set.recorder.setRate(rate)
+            try await set.players[index].setRate(rate)
+            let doneNs = set.nowNs
+            let playing = await eventually { await set.allPlaying() }
+            check(playing, "rate \(rate): \(await set.statuses())")
+            let group = try unwrap(await set.medium.groupState(for: "event"))
+            XCTAssertEqual(group.rate, rate)
+            for p in set.players { let r = await p.rate; XCTAssertEqual(r, rate, "player rate") }
+
+            // Positions advance at the new rate on every view.
+            try await Task.sleep(for: .milliseconds(300))
+            let c0 = set.clock.time
+            let p0 = await set.settledPositions()
+            try await Task.sleep(for: .seconds(1.5))
+            let c1 = set.clock.time
+            let p1 = await set.settledPositions()
+            for i in p0.indices {
+                let advance = try XCTUnwrap(p1[i]).seconds - XCTUnwrap(p0[i]).seconds
+                let speed = advance / (c1.seconds - c0.seconds)
+                XCTAssertEqual(speed, rate, accuracy: 0.1 * rate, "view index \(i) advances at \(speed)× for rate \(rate)")
+            }
+            assertPositions(p1, near: try unwrap(await set.groupTime()), toleranceS: 0.1 * rate, "rate \(rate)")
+            assertAligned(set, since: doneNs, minFrames: 30, "rate \(rate)")
+
+            let logs = events
+
+            // Every coordinator is told, and knows whether another participant did it.
+            for v in set.views {
+                let id = v.coordinator.id
+                let expected = CoordinatorEvent.rateChanged(rate: rate, originator: originator,
+                                                            byOtherParticipant: id != originator)
+                let told = await eventually(timeout: .seconds(2)) { logs[id]!.values.contains(expected) }
+                XCTAssertTrue(told, "\(id) events: \(events[id]!.values.filter { if case .participantsChanged = $0 { false } else { true } })")
+            }
+        }
+        await set.tearDown()
+    }
+
+    func testLateJoinerStartsAtTheGroupsTimeAlignedWithoutPausingTheOthers() async throws {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
+        try await set.playAll()
+        try await Task.sleep(for: .seconds(1))
+        var logs: [EventLog<PlayerEvent>] = []
+        for p in set.players { logs.append(await p.eventLog(clock: set.clock)) }
+        let joinNs = set.nowNs
+
+        let late = try await set.add(Media.angles[3], number: 4, item: "event")
+        let lateEvents = await late.coordinator.eventLog(clock: set.clock)
+        try await late.coordinator.join()
+        let joinedNs = set.nowNs
+        let playing = await eventually { await set.allPlaying() }
+        check(playing, "\(await set.statuses())")
+        // PLAYING comes before the start instant it was given; wait until it renders.
+        let rendering = await set.waitRendering(since: joinedNs, views: [4])
+        XCTAssertTrue(rendering, "the late joiner renders nothing")
+        assertPositions(await set.settledPositions(), near: try unwrap(await set.groupTime()), "after late join")
+        let joined = await eventually(timeout: .seconds(2)) {
+            lateEvents.values.contains { if case .joined = $0 { true } else { false } }
+        }
+        XCTAssertTrue(joined, "late joiner events \(lateEvents.values)")
+
+        try await Task.sleep(for: .seconds(1.5))
+        assertAligned(set, since: joinedNs, minFrames: 30, "after late join")
+        // The late joiner's first frame is where the group was when it started (it did not start from 0).
+        let first = try XCTUnwrap(set.firstFrames(since: joinNs)[4])
+        XCTAssertGreaterThan(Double(first.mediaTimeNs) / 1e9, 1.0, "late joiner started at \(first.mediaTimeNs) ns")
+
+        // The others never paused nor waited, and kept rendering frames without a gap.
+        for (i, log) in logs.enumerated() {
+            let statuses = log.statuses(since: joinNs)
+            XCTAssertFalse(statuses.contains { $0.state != .playing || $0.waitingToPlay != nil },
+                           "view index \(i) during the join: \(statuses)")
+            let renders = set.frames(since: joinNs, views: [i + 1]).map(\.renderClockNs).sorted()
+            let gaps = zip(renders.dropFirst(), renders).map { Double($0 - $1) / 1e6 }
+            XCTAssertLessThan(gaps.max() ?? .infinity, 100, "view \(i + 1) longest gap between frames (ms)")
+        }
+        await set.tearDown()
+    }
+}

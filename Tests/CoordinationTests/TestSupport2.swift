@@ -1,0 +1,309 @@
+import Coordination
+import Foundation
+import GStreamer
+import Multiview
+import SyncAnalysis
+import Synchronization
+import XCTest
+
+// Helpers for the real-pipeline coordination tests (Support.swift holds the shared basics).
+
+/// Something that happened, stamped with the coordination clock's time when the test saw it.
+struct Stamped<Value: Sendable>: Sendable {
+    var clockNs: UInt64
+    var value: Value
+}
+
+/// Reads an async stream (player or coordinator events) in the background and keeps everything it yields,
+/// stamped with the clock time of arrival. Stops reading when released or `stop()`ped.
+final class EventLog<Value: Sendable>: Sendable {
+    private final class Storage: Sendable {
+        let entries = Mutex<[Stamped<Value>]>([])
+    }
+    private let storage = Storage()
+    private let reader = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ stream: AsyncStream<Value>, clock: Clock) {
+        let task = Task { [storage] in
+            for await value in stream {
+                let now = clock.time.nanoseconds
+                storage.entries.withLock { $0.append(Stamped(clockNs: now, value: value)) }
+            }
+        }
+        reader.withLock { $0 = task }
+    }
+
+    deinit { stop() }
+
+    func stop() { reader.withLock { $0?.cancel(); $0 = nil } }
+
+    var all: [Stamped<Value>] { storage.entries.withLock { $0 } }
+    var values: [Value] { all.map(\.value) }
+    func since(_ clockNs: UInt64) -> [Stamped<Value>] { all.filter { $0.clockNs >= clockNs } }
+}
+
+extension EventLog where Value == PlayerEvent {
+    /// The player's status changes (in order), optionally only those seen at or after `clockNs`.
+    func statuses(since clockNs: UInt64 = 0) -> [PlayerStatus] {
+        since(clockNs).compactMap { if case .status(let s) = $0.value { return s } else { return nil } }
+    }
+}
+
+extension PlaybackCoordinator {
+    /// A log of this coordinator's events from now on.
+    func eventLog(clock: Clock) -> EventLog<CoordinatorEvent> { EventLog(events(), clock: clock) }
+}
+
+extension Player {
+    /// A log of this player's events from now on (the first entry is its current status).
+    func eventLog(clock: Clock) -> EventLog<PlayerEvent> { EventLog(events(), clock: clock) }
+}
+
+extension CoordinatedViews {
+    var clock: Clock { medium.clock }
+    /// The coordination clock's time now, ns.
+    var nowNs: UInt64 { medium.clock.time.nanoseconds }
+
+    func positions() async -> [ClockTime?] {
+        var result: [ClockTime?] = []
+        for p in players { result.append(await p.position) }
+        return result
+    }
+
+    /// The media time the group of `item` is at now (nil without group state).
+    func groupTime(_ item: String = "event") async -> ClockTime? {
+        guard let state = await medium.groupState(for: item) else { return nil }
+        return state.mediaTime(at: clock.time)
+    }
+
+    /// True once every listed view (indices into `players`) is PLAYING and waits for nothing.
+    func allPlaying(_ indices: [Int]? = nil) async -> Bool {
+        let chosen = indices ?? Array(players.indices)
+        for i in chosen {
+            let s = await players[i].currentStatus
+            if s.state != .playing || s.waitingToPlay != nil { return false }
+        }
+        return true
+    }
+
+    /// True once every listed view is PAUSED and waits for nothing.
+    func allPaused(_ indices: [Int]? = nil) async -> Bool {
+        let chosen = indices ?? Array(players.indices)
+        for i in chosen {
+            let s = await players[i].currentStatus
+            if s.state != .paused || s.waitingToPlay != nil { return false }
+        }
+        return true
+    }
+
+    /// Frames rendered at or after `clockNs` by the given views (view numbers; all when nil).
+    func frames(since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max) -> [FrameRecord] {
+        recorder.frames.filter {
+            $0.renderClockNs >= clockNs && $0.renderClockNs < endNs && (views == nil || views!.contains($0.view))
+        }
+    }
+
+    /// Skew analysis of the frames rendered in [since, until) by `views` (all when nil).
+    func analysis(since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max) -> SyncAnalysisResult {
+        SyncAnalyzer.analyze(frames: frames(since: clockNs, views: views, until: endNs),
+                             phases: [PhaseRecord(index: 0, name: "window", commandClockNs: clockNs, endClockNs: endNs)],
+                             fps: 30, mode: "coordinated")
+    }
+
+    /// The first frame each view rendered at or after `clockNs`, by view number.
+    func firstFrames(since clockNs: UInt64) -> [Int: FrameRecord] {
+        var result: [Int: FrameRecord] = [:]
+        for f in frames(since: clockNs) where result[f.view] == nil || f.renderClockNs < result[f.view]!.renderClockNs {
+            result[f.view] = f
+        }
+        return result
+    }
+
+    /// Frames per view rendered at or after `clockNs`.
+    func frameCounts(since clockNs: UInt64) -> [Int: Int] {
+        var result: [Int: Int] = [:]
+        for f in frames(since: clockNs) { result[f.view, default: 0] += 1 }
+        return result
+    }
+
+    /// Plays the group from view `index` and waits until every view plays.
+    func playAll(from index: Int = 0, file: StaticString = #filePath, line: UInt = #line) async throws {
+        try await players[index].play()
+        let ok = await eventually { await self.allPlaying() }
+        if !ok { XCTFail("not all views playing: \(await statuses())", file: file, line: line) }
+    }
+
+    /// Stops every pipeline (NULL) and detaches the recorder.
+    func tearDown() async {
+        recorder.detachAll()
+        for v in views { await v.coordinator.disconnect() }
+        for p in players { await p.stop() }
+    }
+}
+
+/// Asserts the skew of the frames rendered in a window: enough compared frames, every listed view present,
+/// p99 below `p99Ms`. Returns the summary for printing.
+@discardableResult
+func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max,
+                   minFrames: Int = 20, p99Ms: Double = 10, _ label: String,
+                   file: StaticString = #filePath, line: UInt = #line) -> SyncSummary {
+    let result = set.analysis(since: clockNs, views: views, until: endNs)
+    let summary = result.summary
+    print("[\(label)] views \(summary.views) frames \(summary.frames) p50 \(summary.p50SkewMs ?? -1) ms " +
+          "p99 \(summary.p99SkewMs ?? -1) ms max \(summary.maxSkewMs ?? -1) ms")
+    let expectedViews = views?.count ?? set.players.count
+    XCTAssertEqual(summary.views, expectedViews, "\(label): views with frames", file: file, line: line)
+    XCTAssertGreaterThanOrEqual(summary.frames, minFrames, "\(label): compared frames", file: file, line: line)
+    if let p99 = summary.p99SkewMs {
+        XCTAssertLessThan(p99, p99Ms, "\(label): p99 skew (ms)", file: file, line: line)
+    } else {
+        XCTFail("\(label): no compared frames", file: file, line: line)
+    }
+    return summary
+}
+
+/// Asserts that every position is within `toleranceS` of `expected`.
+func assertPositions(_ positions: [ClockTime?], near expected: ClockTime, toleranceS: Double = 0.1, _ label: String,
+                     file: StaticString = #filePath, line: UInt = #line) {
+    for (i, p) in positions.enumerated() {
+        guard let p else { XCTFail("\(label): view index \(i) has no position", file: file, line: line); continue }
+        XCTAssertLessThan(abs(p.seconds - expected.seconds), toleranceS,
+                          "\(label): view index \(i) at \(p), expected \(expected)", file: file, line: line)
+    }
+}
+
+/// The largest difference between positions, seconds (infinity when one is missing).
+func positionSpread(_ positions: [ClockTime?]) -> Double {
+    let values = positions.compactMap { $0?.seconds }
+    guard values.count == positions.count, let lo = values.min(), let hi = values.max() else { return .infinity }
+    return hi - lo
+}
+
+// MARK: External processes
+
+/// Runs a program to completion (looked up on PATH) and returns its exit status and output.
+@discardableResult
+func runTool(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// PulseAudio must answer for the audio tests: they fail (never skip) without it.
+func requirePulseAudio(file: StaticString = #filePath, line: UInt = #line) -> Bool {
+    let answer = try? runTool(["pactl", "info"])
+    guard let answer, answer.status == 0 else {
+        XCTFail("PulseAudio is not reachable (`pactl info`: \(answer?.output ?? "cannot run pactl")). " +
+                "Run the tests through Scripts/test, or start it with Scripts/lib/services.sh mv_pulse_start.",
+                file: file, line: line)
+        return false
+    }
+    return true
+}
+
+/// A temporary directory removed on release.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("mvtest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+extension ClockTime {
+    /// Signed difference a − b in seconds.
+    static func secondsBetween(_ a: ClockTime, _ b: ClockTime) -> Double { a.seconds - b.seconds }
+}
+
+// MARK: Assertions usable with `await` in their arguments (XCTest's autoclosures are synchronous)
+
+struct UnexpectedNil: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// XCTUnwrap for values computed with `await`.
+func unwrap<T>(_ value: T?, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> T {
+    guard let value else {
+        XCTFail("unexpected nil \(message)", file: file, line: line)
+        throw UnexpectedNil(description: "unexpected nil \(message)")
+    }
+    return value
+}
+
+/// XCTAssertTrue whose message may be computed with `await` (it is computed even when the check passes).
+func check(_ condition: Bool, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertTrue(condition, message, file: file, line: line)
+}
+
+extension CoordinatedViews {
+    /// Waits until each listed view (view numbers; all when nil) rendered `count` frames at or after `clockNs`.
+    /// (A coordinated start is an instant in the future: PLAYING comes before the first frame.)
+    func waitRendering(since clockNs: UInt64, views: Set<Int>? = nil, count: Int = 3,
+                       timeout: Duration = .seconds(10)) async -> Bool {
+        let wanted = views ?? Set(players.map(\.view.number))
+        return await eventually(timeout: timeout) {
+            let counts = self.frameCounts(since: clockNs)
+            return wanted.allSatisfy { (counts[$0] ?? 0) >= count }
+        }
+    }
+}
+
+/// Starts a program in the background (looked up on PATH), its output discarded so it can never hold the test
+/// runner's pipes open. The caller stops it (`interrupt()`/`terminate()`) and waits for it.
+func startTool(_ arguments: [String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
+/// Stops a program started with `startTool` and waits for it. SIGKILL: children of the test process inherit a
+/// signal mask that blocks SIGINT and SIGTERM (seen in /proc/PID/status), so those would never arrive.
+func stopTool(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// Size of a file in bytes (0 when missing).
+func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+}
+
+extension CoordinatedViews {
+    /// Every view's position, retried for up to `timeout` while some view does not answer the position query
+    /// (right after a barrier a view may still be finishing its preroll for a few milliseconds; see the report).
+    func settledPositions(timeout: Duration = .milliseconds(500)) async -> [ClockTime?] {
+        let deadline = ContinuousClock.now + timeout
+        var result = await positions()
+        while result.contains(where: { $0 == nil }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+            result = await positions()
+        }
+        return result
+    }
+}
+
+/// A player's position, retried for up to `timeout` while it does not answer.
+func settledPosition(_ player: Player, timeout: Duration = .milliseconds(500)) async -> ClockTime? {
+    let deadline = ContinuousClock.now + timeout
+    var result = await player.position
+    while result == nil && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(5))
+        result = await player.position
+    }
+    return result
+}
