@@ -232,11 +232,26 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
                                         expectedItemIdentifier: item, originator: originator)
             let fanoutBegan = ContinuousClock.now
-            let coordinators = ready.sorted().compactMap { members[$0]?.coordinator }
-            await withTaskGroup(of: Void.self) { group in
-                for coordinator in coordinators { group.addTask { try? await coordinator.perform(play) } }
+            let starters = ready.sorted().compactMap { id in members[id].map { (id, $0.coordinator) } }
+            let clock = self.clock
+            // Each participant reports whether its PLAYING was set before the start instant.
+            let late: [ParticipantID] = await withTaskGroup(of: ParticipantID?.self) { group in
+                for (id, coordinator) in starters {
+                    group.addTask {
+                        try? await coordinator.perform(play)
+                        return clock.time > start ? id : nil
+                    }
+                }
+                var late: [ParticipantID] = []
+                for await id in group { if let id { late.append(id) } }
+                return late
             }
             lastStartFanout = ContinuousClock.now - fanoutBegan
+            // A participant that started after the instant would render late frames until it caught up: put it
+            // back on the group's timeline properly instead (prepare ahead, start exactly on time).
+            for id in late.sorted() where generations[item] == generation {
+                try? await catchUp(id, generation: generation)
+            }
         } else {
             groups[item] = state
             let pause = DelegatedCommand(kind: .pause(itemTime: state.anchorMedia), expectedItemIdentifier: item,
