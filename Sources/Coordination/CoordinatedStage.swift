@@ -11,14 +11,10 @@ public final class CoordinatedStage: StageCoordination, Sendable {
     public let medium: PlaybackCoordinationMedium
     public let itemIdentifier: String
     private let coordinations = Mutex<[Int: PlayerCoordination]>([:])
-    /// An optional recorder (sync-report) attached to every view as it is added.
-    private let onAttach: (@Sendable (Player) -> Void)?
 
-    public init(medium: PlaybackCoordinationMedium = PlaybackCoordinationMedium(), itemIdentifier: String = "multiview-event",
-                onAttach: (@Sendable (Player) -> Void)? = nil) {
+    public init(medium: PlaybackCoordinationMedium = PlaybackCoordinationMedium(), itemIdentifier: String = "multiview-event") {
         self.medium = medium
         self.itemIdentifier = itemIdentifier
-        self.onAttach = onAttach
     }
 
     public func coordination(for player: Player) -> PlayerCoordination? {
@@ -29,7 +25,6 @@ public final class CoordinatedStage: StageCoordination, Sendable {
         let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: itemIdentifier)
         try await coordination.coordinate(using: medium)
         coordinations.withLock { $0[player.view.number] = coordination }
-        onAttach?(player)
     }
 
     public func start(_ players: [Player]) async throws {

@@ -225,8 +225,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             // The start instant must leave every pipeline time to reach PLAYING first: at least `startMargin`,
             // more when the last fan-out of start commands took longer (a loaded machine).
             let margin = max(startMargin, lastStartFanout * 2 + .milliseconds(5))
-            let start = clock.time + ClockTime.milliseconds(Double(margin.components.seconds) * 1000
-                                                           + Double(margin.components.attoseconds) / 1e15)
+            let start = clock.time + ClockTime(margin)
             state.anchorClock = start
             groups[item] = state
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
@@ -318,8 +317,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         var lead = member.lastPrepare * 2 + .milliseconds(80)
         for _ in 0..<6 {
             guard let current = groups[member.item], current.isPlaying else { return }
-            let aim = clock.time + ClockTime.milliseconds(Double(lead.components.seconds) * 1000
-                                                           + Double(lead.components.attoseconds) / 1e15)
+            let aim = clock.time + ClockTime(lead)
             let media = current.mediaTime(at: aim)
             let started = ContinuousClock.now
             try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),

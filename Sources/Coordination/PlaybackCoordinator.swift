@@ -71,7 +71,8 @@ public actor PlaybackCoordinator {
     public private(set) var commandLog: [DelegatedCommand] = []
 
     /// `defaultIdentifier` is normally the item's normalised URI.
-    public init(id: ParticipantID, defaultIdentifier: String, target: CoordinatedPlaybackTarget,
+    /// `target` may be nil and attached later (`attach(target:)`) when the playback object owns its coordinator.
+    public init(id: ParticipantID, defaultIdentifier: String, target: CoordinatedPlaybackTarget?,
                 identityDelegate: PlaybackCoordinatorIdentityDelegate? = nil) {
         self.id = id
         self.target = target

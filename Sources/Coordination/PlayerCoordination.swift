@@ -21,11 +21,9 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
                 identityDelegate: PlaybackCoordinatorIdentityDelegate? = nil) {
         self.player = player
         let id = ParticipantID("view\(player.view.number)")
+        // The target (`self`) is attached in `coordinate(using:)`: it does not exist yet here.
         self.coordinator = PlaybackCoordinator(id: id, defaultIdentifier: itemIdentifier ?? PlayerCoordination.normalize(source.uri),
-                                               target: Placeholder.shared, identityDelegate: identityDelegate)
-        // The coordinator needs its target; `self` exists only now.
-        let coordinator = self.coordinator
-        Task { await coordinator.attach(target: self) }
+                                               target: nil, identityDelegate: identityDelegate)
     }
 
     deinit { watcher.withLock { $0?.cancel() } }
@@ -125,17 +123,4 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     public func isPlaying() async -> Bool { await player.currentStatus.state == .playing }
     public func setWaiting(_ waiting: Bool) async { await player.setWaitingForCoordinatedPlayback(waiting) }
     public func setDetached(_ detached: Bool) async { if detached { await player.useLocalTiming() } }
-}
-
-/// Stands in for a coordinator's target until the real one is attached (a class cannot pass `self` to a
-/// stored property's initialiser).
-final class Placeholder: CoordinatedPlaybackTarget, Sendable {
-    static let shared = Placeholder()
-    func adopt(clock: Clock) async throws { throw CoordinationError.notConnected }
-    func releaseClock() async {}
-    func perform(_ command: DelegatedCommand) async throws { throw CoordinationError.notConnected }
-    func currentItemTime() async -> ClockTime? { nil }
-    func isPlaying() async -> Bool { false }
-    func setWaiting(_ waiting: Bool) async {}
-    func setDetached(_ detached: Bool) async {}
 }

@@ -39,7 +39,8 @@ public enum SyncScriptAction: Sendable, Equatable, CustomStringConvertible {
         case ("play", 1): return .play
         case ("pause", 1): return .pause
         case ("resume", 1): return .resume
-        case ("join", 1), ("late", 2) where words.last == "join": return .join
+        case ("join", 1): return .join
+        case ("late", 2) where words[1] == "join": return .join
         case ("seek", 2): return Double(words[1]).map { .seekBy($0) }
         case ("rate", 2): return Double(words[1]).flatMap { $0 > 0 ? .rate($0) : nil }
         case ("wait", 2): return Double(words[1]).flatMap { $0 >= 0 ? .wait($0) : nil }
@@ -81,6 +82,9 @@ public final class SyncReportRunner: Sendable {
         public var failures: [PlayerError]
     }
 
+    /// The one item all sync-report views play (a suspended view is marked apart while detached).
+    static let item = "sync-report"
+
     public let files: [String]
     public let coordinated: Bool
     public let actions: [SyncScriptAction]
@@ -99,7 +103,7 @@ public final class SyncReportRunner: Sendable {
         let medium = PlaybackCoordinationMedium()
         let clock = medium.clock
         let recorder = SyncRecorder(clock: clock)
-        let item = "sync-report"
+        let item = SyncReportRunner.item
         var players: [Player] = []
         var coordinations: [PlayerCoordination] = []
         var failures: [PlayerError] = []
@@ -143,9 +147,9 @@ public final class SyncReportRunner: Sendable {
             beginPhase(action.description)
             log("phase \(phaseIndex): \(action)")
             do {
+                // A late joiner is appended to `players`/`coordinations`: the next actions see it.
                 try await perform(action, players: players, coordinations: coordinations, recorder: recorder,
-                                  medium: medium, addView: { try await addView(players.count + 1) })
-                // (the late joiner is in `players`/`coordinations` from now on: the next actions see it)
+                                  addView: { try await addView(players.count + 1) })
             } catch let error as PlayerError {
                 failures.append(error)
                 log("\(error)")
@@ -159,7 +163,7 @@ public final class SyncReportRunner: Sendable {
     }
 
     private func perform(_ action: SyncScriptAction, players: [Player], coordinations: [PlayerCoordination],
-                         recorder: SyncRecorder, medium: PlaybackCoordinationMedium,
+                         recorder: SyncRecorder,
                          addView: () async throws -> (Player, PlayerCoordination?)) async throws {
         let lead = players[0]
         switch action {
@@ -192,7 +196,7 @@ public final class SyncReportRunner: Sendable {
             let reason: SuspensionReason = { if case .stall = action { return .stallRecovery } else { return .userIsChangingCurrentTime } }()
             let suspension = coordinated ? await coordinations[n - 1].coordinator.beginSuspension(for: reason) : nil
             recorder.setItem("suspended-\(n)", view: n)
-            defer { recorder.setItem("sync-report", view: n) }
+            defer { recorder.setItem(SyncReportRunner.item, view: n) }
             if case .stall = action {
                 // Starve the view: block its video sink's input for one second, then release it.
                 let sink = try player.pipeline.get("video-sink", as: Element.self)

@@ -158,18 +158,12 @@ extension BusMessage {
 
     static func makeSource(_ object: UnsafeMutablePointer<GstObject>?, pipeline: UnsafeMutableRawPointer?) -> Source {
         guard let object else { return Source(name: "", path: "", isPipeline: false, factory: nil) }
-        var name = ""
-        if let raw = gst_object_get_name(object) { name = String(cString: raw); g_free(raw) }
+        let name = gstObjectName(object) ?? ""
         var path = name
         if let raw = gst_object_get_path_string(object) { path = String(cString: raw); g_free(raw) }
-        var factory: String?
-        if g_type_check_instance_is_a(UnsafeMutableRawPointer(object).assumingMemoryBound(to: GTypeInstance.self),
-                                      gst_element_get_type()) != 0,
-           let f = gst_element_get_factory(UnsafeMutableRawPointer(object).assumingMemoryBound(to: GstElement.self)) {
-            if let raw = gst_object_get_name(UnsafeMutableRawPointer(f).assumingMemoryBound(to: GstObject.self)) {
-                factory = String(cString: raw); g_free(raw)
-            }
-        }
+        let isElement = g_type_check_instance_is_a(UnsafeMutableRawPointer(object).assumingMemoryBound(to: GTypeInstance.self),
+                                                   gst_element_get_type()) != 0
+        let factory = isElement ? gstFactoryName(ofElement: object) : nil
         return Source(name: name, path: path, isPipeline: UnsafeMutableRawPointer(object) == pipeline, factory: factory)
     }
 

@@ -1,4 +1,5 @@
 import CGStreamer
+import Foundation
 
 /// A GStreamer time in nanoseconds. GStreamer's "none" (`GST_CLOCK_TIME_NONE`, all bits set) never becomes a
 /// `ClockTime`: APIs return `ClockTime?` and `nil` stands for none.
@@ -23,6 +24,8 @@ public struct ClockTime: Sendable, Hashable, Comparable, CustomStringConvertible
         ClockTime(nanoseconds: UInt64(max(0, (s * 1e9).rounded())))
     }
     public static func milliseconds(_ ms: Double) -> ClockTime { .seconds(ms / 1000) }
+    /// A Swift `Duration` (non-negative) as a clock time.
+    public init(_ duration: Duration) { self = .seconds(duration.inSeconds) }
     public static let zero = ClockTime(nanoseconds: 0)
 
     public var seconds: Double { Double(nanoseconds) / 1e9 }
@@ -48,4 +51,7 @@ extension Optional where Wrapped == ClockTime {
     public var rawClockTime: UInt { self.map { UInt($0.nanoseconds) } ?? ClockTime.noneRawValue }
 }
 
-import Foundation
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

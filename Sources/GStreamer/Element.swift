@@ -20,21 +20,10 @@ public class Element: ObjectRef, @unchecked Sendable {
         Element(borrowing: pointer)
     }
 
-    public var name: String {
-        guard let raw = gst_object_get_name(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self))
-        else { return "" }
-        defer { g_free(raw) }
-        return String(cString: raw)
-    }
+    public var name: String { gstObjectName(gobject) ?? "" }
 
     /// The name of the factory that made it ("x264enc"), or nil.
-    public var factoryName: String? {
-        guard let factory = gst_element_get_factory(element) else { return nil }
-        guard let raw = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
-        else { return nil }
-        defer { g_free(raw) }
-        return String(cString: raw)
-    }
+    public var factoryName: String? { gstFactoryName(ofElement: gobject) }
 
     /// This element as a `Bin` when it is one (a second owner of the same object), else nil.
     public func asBin() -> Bin? {

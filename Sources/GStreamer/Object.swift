@@ -40,6 +40,19 @@ public class ObjectRef: @unchecked Sendable {
     public var referenceCount: UInt32 { UInt32(gobject.pointee.ref_count) }
 }
 
+/// The name of a `GstObject` (`gst_object_get_name`, copied and freed), nil when it has none.
+func gstObjectName(_ object: UnsafeMutableRawPointer) -> String? {
+    guard let raw = gst_object_get_name(object.assumingMemoryBound(to: GstObject.self)) else { return nil }
+    defer { g_free(raw) }
+    return String(cString: raw)
+}
+
+/// The name of the factory that made an element ("x264enc"), nil when there is none.
+func gstFactoryName(ofElement element: UnsafeMutableRawPointer) -> String? {
+    guard let factory = gst_element_get_factory(element.assumingMemoryBound(to: GstElement.self)) else { return nil }
+    return gstObjectName(UnsafeMutableRawPointer(factory))
+}
+
 /// A `GWeakRef`: tells whether a GObject still exists without keeping it alive.
 ///
 /// Sendable: `GWeakRef` is designed to be used from any thread (`g_weak_ref_get` is thread-safe); the storage

@@ -7,12 +7,7 @@ public final class Pad: ObjectRef, @unchecked Sendable {
         UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstPad.self)
     }
 
-    public var name: String {
-        guard let raw = gst_object_get_name(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self))
-        else { return "" }
-        defer { g_free(raw) }
-        return String(cString: raw)
-    }
+    public var name: String { gstObjectName(gobject) ?? "" }
 
     /// The negotiated caps, if any.
     public var currentCaps: Caps? {

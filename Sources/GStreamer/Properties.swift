@@ -95,9 +95,8 @@ extension ObjectRef {
     private var objectName: String {
         if g_type_check_instance_is_a(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self),
                                       gst_object_get_type()) != 0,
-           let raw = gst_object_get_name(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self)) {
-            defer { g_free(raw) }
-            return String(cString: raw)
+           let name = gstObjectName(gobject) {
+            return name
         }
         return typeName
     }

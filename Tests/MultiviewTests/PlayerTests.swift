@@ -85,8 +85,7 @@ final class PlayerTests: XCTestCase {
         let p0 = await player.position?.seconds ?? 0
         try await Task.sleep(for: .milliseconds(1500))
         let p1 = await player.position?.seconds ?? 0
-        let wall = (ContinuousClock.now - t0)
-        let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let wallSeconds = (ContinuousClock.now - t0).inSeconds
         let ratio = (p1 - p0) / wallSeconds
         XCTAssertEqual(ratio, 2.0, accuracy: 0.4, "media advanced \(p1 - p0) s in \(wallSeconds) s")
     }

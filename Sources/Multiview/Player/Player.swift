@@ -241,20 +241,8 @@ public actor Player {
         try checkNotFailed()
         if currentState < .paused { try await preroll(timeout: timeout) }
         if let duration, position > duration { throw PlayerError(view: view, cause: .pipeline("seek past the end")) }
-        seekInFlight = true
-        reachedEnd = false
-        renderedMediaTime.reset()
-        updateStatus()
-        do {
-            try pipeline.seek(rate: rate, flags: accurate ? [.flush, .accurate] : [.flush, .keyUnit], position: position)
-        } catch {
-            seekInFlight = false
-            updateStatus()
-            throw PlayerError(view: view, cause: .pipeline("seek to \(position) refused"))
-        }
-        try await waitForAsyncDone(timeout: timeout)
-        seekInFlight = false
-        updateStatus()
+        try await flushingSeek(to: position, rate: rate, flags: accurate ? [.flush, .accurate] : [.flush, .keyUnit],
+                               timeout: timeout)
         publish(.seekCompleted(position: self.position ?? position))
     }
 
@@ -278,19 +266,8 @@ public actor Player {
         try checkNotFailed()
         guard newRate > 0 else { throw PlayerError(view: view, cause: .pipeline("rate must be positive")) }
         if currentState < .paused { try await preroll(timeout: timeout) }
-        let here = position ?? .zero
         rate = newRate
-        seekInFlight = true
-        updateStatus()
-        do {
-            try pipeline.seek(rate: newRate, flags: [.flush, .accurate], position: here)
-        } catch {
-            seekInFlight = false
-            throw PlayerError(view: view, cause: .pipeline("rate change to \(newRate) refused"))
-        }
-        try await waitForAsyncDone(timeout: timeout)
-        seekInFlight = false
-        updateStatus()
+        try await flushingSeek(to: position ?? .zero, rate: newRate, flags: [.flush, .accurate], timeout: timeout)
         publish(.rateChanged(newRate))
     }
 
@@ -364,25 +341,14 @@ public actor Player {
         var target = time
         if let duration, target >= duration { target = duration - .milliseconds(40) }
         rate = newRate
-        seekInFlight = true
-        reachedEnd = false
-        renderedMediaTime.reset()
-        do {
-            try pipeline.seek(rate: newRate, flags: [.flush, .accurate], position: target)
-        } catch {
-            seekInFlight = false
-            updateStatus()
-            throw PlayerError(view: view, cause: .pipeline("seek to \(target) refused"))
+        try await flushingSeek(to: target, rate: newRate, flags: [.flush, .accurate], timeout: timeout) {
+            // A network view is ready only with a full buffer; otherwise it would stall (and be suspended)
+            // right after the coordinated start.
+            let deadline = ContinuousClock.now + timeout
+            while self.bufferingPercent < 100 && ContinuousClock.now < deadline && self.failure == nil {
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
-        try await waitForAsyncDone(timeout: timeout)
-        // A network view is ready only with a full buffer; otherwise it would stall (and be suspended) right
-        // after the coordinated start.
-        let deadline = ContinuousClock.now + timeout
-        while bufferingPercent < 100 && ContinuousClock.now < deadline && failure == nil {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        seekInFlight = false
-        updateStatus()
     }
 
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
@@ -403,14 +369,32 @@ public actor Player {
         publish(.rateChanged(rate))
     }
 
-    /// The pipeline's clock time now (the shared clock once `adoptClock` ran).
-    public nonisolated var clockTime: ClockTime? { pipeline.pipelineClock?.time ?? pipeline.clock?.time }
-
     // MARK: Internals
 
     private func checkNotFailed() throws {
         if let failure { throw failure }
         if source == nil { throw PlayerError(view: view, cause: .pipeline("no media loaded")) }
+    }
+
+    /// The one flushing seek every path uses (seek, rate change, coordinated prepare): the status shows
+    /// "seeking" until the pipeline has prerolled at `position` (and `thenWait`, if given, is done).
+    private func flushingSeek(to position: ClockTime, rate: Double, flags: Element.SeekFlags, timeout: Duration,
+                              thenWait: (() async throws -> Void)? = nil) async throws {
+        seekInFlight = true
+        reachedEnd = false
+        renderedMediaTime.reset()
+        updateStatus()
+        defer {
+            seekInFlight = false
+            updateStatus()
+        }
+        do {
+            try pipeline.seek(rate: rate, flags: flags, position: position)
+        } catch {
+            throw PlayerError(view: view, cause: .pipeline("seek to \(position) at rate \(rate) refused"))
+        }
+        try await waitForAsyncDone(timeout: timeout)
+        try await thenWait?()
     }
 
     private func changeState(to state: ElementState, timeout: Duration) async throws {

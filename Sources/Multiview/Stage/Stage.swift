@@ -257,6 +257,11 @@ public actor Stage {
         views.allSatisfy { ended.contains($0.number) || failures[$0.number] != nil }
     }
 
+    /// Every view has played or failed: start-up is over.
+    private var allViewsStarted: Bool {
+        views.allSatisfy { played.contains($0.number) || failures[$0.number] != nil }
+    }
+
     private func recordFailure(_ error: PlayerError) {
         guard failures[error.view.number] == nil else { return }
         failures[error.view.number] = error
@@ -271,9 +276,7 @@ public actor Stage {
                 statuses[number] = status
                 if status.state == .playing { played.insert(number) }
                 await updateTag(number)
-                if !startupComplete && views.allSatisfy({ played.contains($0.number) || failures[$0.number] != nil }) {
-                    await completeStartup()
-                }
+                if !startupComplete && allViewsStarted { await completeStartup() }
             case .mediaInfo(let info):
                 infos[number] = info
                 await updateTag(number)
@@ -281,9 +284,7 @@ public actor Stage {
                 ended.insert(number)
             case .failed(let error):
                 recordFailure(error)
-                if !startupComplete && views.allSatisfy({ played.contains($0.number) || failures[$0.number] != nil }) {
-                    await completeStartup()
-                }
+                if !startupComplete && allViewsStarted { await completeStartup() }
             case .warning, .seekCompleted, .rateChanged, .interruption:
                 break
             }
@@ -397,8 +398,7 @@ public actor Stage {
 
     /// "[  3.0s] 1 angle1-wide PLAYING 0:00:03.012/0:00:24.000 | 2 …"
     private func statusLine() -> String {
-        let elapsed = ContinuousClock.now - startInstant
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - startInstant).inSeconds
         var parts: [String] = []
         for view in views {
             var text = "\(view.number) \(view.name) "
@@ -409,9 +409,10 @@ public actor Stage {
             } else if let status = statuses[view.number] {
                 text += status.state.description
                 if let waiting = status.waitingToPlay { text += " [\(waiting)]" }
-                if let position = positions[view.number] {
+                // Sampled by querying this view's pipeline (a query, not bus polling), once per line.
+                if let pipeline = players[view.number]?.pipeline, let position = pipeline.queryPosition() {
                     text += " \(position)"
-                    if let duration = durations[view.number] { text += "/\(duration)" }
+                    if let duration = pipeline.queryDuration() { text += "/\(duration)" }
                 }
             } else {
                 text += "opening"
@@ -419,17 +420,5 @@ public actor Stage {
             parts.append(text)
         }
         return String(format: "[%6.1fs] ", seconds) + parts.joined(separator: " | ")
-    }
-
-    // Positions are sampled on each tick by querying the pipelines (a query, not bus polling).
-    private var positions: [Int: ClockTime] {
-        var result: [Int: ClockTime] = [:]
-        for (number, player) in players { if let p = player.pipeline.queryPosition() { result[number] = p } }
-        return result
-    }
-    private var durations: [Int: ClockTime] {
-        var result: [Int: ClockTime] = [:]
-        for (number, player) in players { if let d = player.pipeline.queryDuration() { result[number] = d } }
-        return result
     }
 }
