@@ -34,7 +34,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let clock: Clock
     /// How far in the future a coordinated start is placed once everyone is ready: enough for the PLAYING
     /// state change to reach every sink before the instant.
-    public var startMargin: Duration = .milliseconds(25)
+    public var startMargin: Duration = .milliseconds(6)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
@@ -58,6 +58,16 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     }
 
     public func setStartMargin(_ margin: Duration) { startMargin = margin }
+
+    /// Where the time of the last barrier went: the slowest participant's own seek+preroll (command to ready,
+    /// measured inside the group, under the group's load) and the start margin added after it. sync-report
+    /// prints these next to "time to aligned".
+    public struct BarrierTiming: Sendable, Equatable {
+        public var generation: Int
+        public var slowestPrepare: Duration
+        public var startMargin: Duration
+    }
+    public private(set) var lastBarrierTiming: BarrierTiming?
 
     // MARK: Membership
 
@@ -224,8 +234,11 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         if target.isPlaying {
             // The start instant must leave every pipeline time to reach PLAYING first: at least `startMargin`,
             // more when the last fan-out of start commands took longer (a loaded machine).
-            let margin = max(startMargin, lastStartFanout * 2 + .milliseconds(5))
+            let margin = max(startMargin, lastStartFanout * 2 + .milliseconds(2))
             let start = clock.time + ClockTime(margin)
+            lastBarrierTiming = BarrierTiming(generation: generation,
+                                              slowestPrepare: results.compactMap(\.1).max() ?? .zero,
+                                              startMargin: margin)
             state.anchorClock = start
             groups[item] = state
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),

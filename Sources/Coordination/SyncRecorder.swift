@@ -8,17 +8,30 @@ import Synchronization
 /// time. It listens to fakesink's "handoff", which fires inside the sink's render call, after the sink has
 /// waited for the frame's clock time — so the recorded time is when the frame was actually presented.
 ///
-/// Threading: handoffs arrive on each view's streaming thread; the records, the current phase and rates live
-/// in one `Mutex`.
+/// Phases and timelines: a frame belongs to the timeline it was rendered on. After a command that flushes
+/// (seek, rate change) a view keeps rendering its old timeline until its flushing seek reaches the sink; those
+/// frames are still the previous phase's (they were shown while the old state held). So `setPhase(_:untilNewSegment:
+/// true)` moves each view into the new phase only when its sink sees the next segment event — the first thing
+/// the new timeline delivers. Without this, a view that rendered a few frames past the seek target before
+/// pausing would be compared, frame for frame, with the others' frames of the new timeline.
+///
+/// Threading: handoffs and segment events arrive on each view's streaming thread; the records, the phases and
+/// rates live in one `Mutex`.
 public final class SyncRecorder: Sendable {
     private struct State {
         var frames: [FrameRecord] = []
+        /// The phase the last command started.
         var phase = 0
+        /// The phase each view's frames are recorded in (lags `phase` until the view's new segment arrives).
+        var viewPhases: [Int: Int] = [:]
+        /// Views whose next segment event moves them into `phase` (at `pendingRate` when set).
+        var awaitingSegment: Set<Int> = []
+        var pendingRate: Double?
         var rates: [Int: Double] = [:]
         var items: [Int: String] = [:]
     }
     private let state = Mutex(State())
-    private let connections = Mutex<[Int: SignalConnection]>([:])
+    private let connections = Mutex<[Int: (handoff: SignalConnection, segments: PadProbe)]>([:])
     public let clock: Clock
 
     public init(clock: Clock) { self.clock = clock }
@@ -32,27 +45,61 @@ public final class SyncRecorder: Sendable {
         try sink.set("signal-handoffs", true)
         let view = player.view.number
         let clock = self.clock
-        state.withLock { $0.items[view] = item; $0.rates[view] = $0.rates[view] ?? 1.0 }
-        let connection = try sink.connect("handoff") { [weak self] args in
+        state.withLock { s in
+            s.items[view] = item
+            s.rates[view] = s.rates[view] ?? 1.0
+            s.viewPhases[view] = s.phase   // a view attached now starts in the current phase
+        }
+        let handoff = try sink.connect("handoff") { [weak self] args in
             let now = clock.time
             guard let self, let pts = args.bufferTimestamp(at: 1) else { return }
             self.state.withLock { s in
                 s.frames.append(FrameRecord(view: view, mediaTimeNs: pts.nanoseconds, renderClockNs: now.nanoseconds,
-                                            rate: s.rates[view] ?? 1.0, phase: s.phase, item: s.items[view] ?? ""))
+                                            rate: s.rates[view] ?? 1.0, phase: s.viewPhases[view] ?? s.phase,
+                                            item: s.items[view] ?? ""))
             }
         }
-        connections.withLock { $0[view] = connection }
+        let segments = try sink.staticPad("sink").addProbe(.eventDownstream) { [weak self] info in
+            guard let self, info.eventName == "segment" else { return .ok }
+            self.state.withLock { s in
+                guard s.awaitingSegment.remove(view) != nil else { return }
+                s.viewPhases[view] = s.phase
+                if let rate = s.pendingRate ?? info.segmentRate { s.rates[view] = rate }
+            }
+            return .ok
+        }
+        connections.withLock { $0[view] = (handoff, segments) }
     }
 
     public func detach(view: Int) { _ = connections.withLock { $0.removeValue(forKey: view) } }
     public func detachAll() { connections.withLock { $0.removeAll() } }
 
-    public func setPhase(_ phase: Int) { state.withLock { $0.phase = phase } }
+    /// Starts a phase. With `untilNewSegment`, each attached view enters it when its next segment event arrives
+    /// (the command flushes every view); otherwise all views enter it now.
+    public func setPhase(_ phase: Int, untilNewSegment: Bool = false) {
+        state.withLock { s in
+            s.phase = phase
+            s.pendingRate = nil
+            if untilNewSegment {
+                s.awaitingSegment = Set(s.viewPhases.keys)
+            } else {
+                s.awaitingSegment = []
+                for view in s.viewPhases.keys { s.viewPhases[view] = phase }
+            }
+        }
+    }
     /// Marks what a view plays from now on; a suspended view is marked apart so it is not compared with the
     /// group while it is detached on purpose.
     public func setItem(_ item: String, view: Int) { state.withLock { $0.items[view] = item } }
     public func setRate(_ rate: Double, view: Int) { state.withLock { $0.rates[view] = rate } }
-    public func setRate(_ rate: Double) { state.withLock { s in for k in s.rates.keys { s.rates[k] = rate } } }
+    /// Sets every view's rate: at once for views already in the current phase, at their new segment for views
+    /// still awaiting it.
+    public func setRate(_ rate: Double) {
+        state.withLock { s in
+            s.pendingRate = rate
+            for view in s.rates.keys where !s.awaitingSegment.contains(view) { s.rates[view] = rate }
+        }
+    }
 
     public var frames: [FrameRecord] { state.withLock { $0.frames } }
     public var frameCount: Int { state.withLock { $0.frames.count } }

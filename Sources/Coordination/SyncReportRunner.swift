@@ -29,6 +29,17 @@ public enum SyncScriptAction: Sendable, Equatable, CustomStringConvertible {
         case .wait(let s): return "wait \(SyncScriptAction.format(s))"
         }
     }
+    /// Whether the action makes every view flush (so its frames change timeline at its next segment event):
+    /// seeks and rate changes always do; coordinated play/resume do too, because every coordinated start
+    /// buffers at the group's time with a flushing seek.
+    func flushesEveryView(coordinated: Bool) -> Bool {
+        switch self {
+        case .seekBy, .rate: return true
+        case .play, .resume: return coordinated
+        case .pause, .join, .suspend, .stall, .wait: return false
+        }
+    }
+
     static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
 
     /// Parses one script line ("seek +10", "rate 2.0", "wait 3", "suspend 2", "stall 3", "late join", …).
@@ -131,11 +142,12 @@ public final class SyncReportRunner: Sendable {
         for n in 1...count { _ = try await addView(n) }
         var phases: [PhaseRecord] = []
         var phaseIndex = -1
-        func beginPhase(_ name: String) {
+        var lastTiming: PlaybackCoordinationMedium.BarrierTiming?
+        func beginPhase(_ name: String, flushes: Bool) {
             let now = clock.time.nanoseconds
             if let last = phases.indices.last { phases[last].endClockNs = now }
             phaseIndex += 1
-            recorder.setPhase(phaseIndex)
+            recorder.setPhase(phaseIndex, untilNewSegment: flushes)
             phases.append(PhaseRecord(index: phaseIndex, name: name, commandClockNs: now, endClockNs: now))
         }
 
@@ -144,7 +156,7 @@ public final class SyncReportRunner: Sendable {
                 try await Task.sleep(for: .milliseconds(Int(s * 1000)))
                 continue
             }
-            beginPhase(action.description)
+            beginPhase(action.description, flushes: action.flushesEveryView(coordinated: coordinated))
             log("phase \(phaseIndex): \(action)")
             do {
                 // A late joiner is appended to `players`/`coordinations`: the next actions see it.
@@ -153,6 +165,11 @@ public final class SyncReportRunner: Sendable {
             } catch let error as PlayerError {
                 failures.append(error)
                 log("\(error)")
+            }
+            if coordinated, let timing = await medium.lastBarrierTiming, timing != lastTiming {
+                lastTiming = timing
+                phases[phases.count - 1].slowestPrepareMs = timing.slowestPrepare.inSeconds * 1000
+                phases[phases.count - 1].startMarginMs = timing.startMargin.inSeconds * 1000
             }
         }
         if let last = phases.indices.last { phases[last].endClockNs = clock.time.nanoseconds }
@@ -238,7 +255,7 @@ public enum SingleViewSeekProbe {
             var samples: [Double] = []
             for attempt in 0..<repeats {
                 try await Task.sleep(for: .milliseconds(600))
-                recorder.setPhase(attempt + 1)
+                recorder.setPhase(attempt + 1, untilNewSegment: true)
                 let command = clock.time
                 let here = await player.position ?? .zero
                 let target = ClockTime.seconds(here.seconds + (attempt % 2 == 0 ? seconds : -seconds))

@@ -55,6 +55,9 @@ public struct PadProbeInfo: Sendable {
     public var duration: ClockTime?
     /// Event type name ("segment", "eos", …) for event probes.
     public var eventName: String?
+    /// For a segment event: the playback rate it carries (rate × applied rate), so a probe can tell which
+    /// timeline the buffers after it belong to.
+    public var segmentRate: Double?
 }
 
 /// Token of an installed pad probe: removes the probe when released.
@@ -88,6 +91,11 @@ public final class PadProbe: @unchecked Sendable {
         } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }
+            if event.pointee.type == GST_EVENT_SEGMENT {
+                var segment: UnsafePointer<GstSegment>?
+                gst_event_parse_segment(event, &segment)
+                if let segment { swiftInfo.segmentRate = segment.pointee.rate * segment.pointee.applied_rate }
+            }
         }
         let result = handler.body(swiftInfo)
         if result == .remove { handler.removedByGStreamer.withLock { $0 = true } }

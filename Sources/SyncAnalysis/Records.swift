@@ -31,8 +31,15 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var commandClockNs: UInt64
     /// Clock time at which the phase ended (next command or end of run), ns.
     public var endClockNs: UInt64
+    /// Coordinated runs: the slowest view's own seek+preroll inside the group for this phase's command (command
+    /// to ready), ms; nil when the phase ran no barrier.
+    public var slowestPrepareMs: Double?
+    /// Coordinated runs: the start margin the medium added after every view was ready, ms.
+    public var startMarginMs: Double?
 
-    public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64) {
+    public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64,
+                slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil) {
         self.index = index; self.name = name; self.commandClockNs = commandClockNs; self.endClockNs = endClockNs
+        self.slowestPrepareMs = slowestPrepareMs; self.startMarginMs = startMarginMs
     }
 }

@@ -1,0 +1,66 @@
+import Coordination
+import Foundation
+import GStreamer
+import Multiview
+import SyncAnalysis
+import XCTest
+
+/// The recorder files a frame under the phase whose timeline it was rendered on: after a flushing command a
+/// view's frames move to the new phase only at its next segment event.
+final class SyncRecorderTests: XCTestCase {
+    private func makePlayer(recorder: SyncRecorder) async throws -> Player {
+        let source = MediaSource(Media.path("angle1-wide.mp4"))
+        let player = try Player(configuration: PlayerConfiguration(
+            view: ViewIdentity(number: 1, name: source.displayName), video: .fakeSink, audio: .fakeSink))
+        player.pipeline.useClock(recorder.clock)
+        try await player.load(source)
+        return player
+    }
+
+    func testFramesRenderedBeforeTheSeekStayInThePreviousPhase() async throws {
+        let recorder = SyncRecorder(clock: PlaybackCoordinationMedium().clock)
+        let clock = recorder.clock
+        let player = try await makePlayer(recorder: recorder)
+        try recorder.attach(player, item: "one")
+        try await player.play()
+        try await Task.sleep(for: .milliseconds(1200))
+
+        // The phase starts, but the view keeps its old timeline for a while before the seek reaches it.
+        recorder.setPhase(1, untilNewSegment: true)
+        recorder.setRate(1.0)
+        try await Task.sleep(for: .milliseconds(300))
+        let beforeSeek = recorder.frames.filter { $0.phase == 0 }.count
+        try await player.seekLocally(to: .seconds(10))
+        try await Task.sleep(for: .milliseconds(500))
+        recorder.detachAll()
+        await player.stop()
+
+        let frames = recorder.frames
+        let oldTimeline = frames.filter { $0.phase == 0 }
+        let newTimeline = frames.filter { $0.phase == 1 }
+        XCTAssertGreaterThan(beforeSeek, 30, "about 1.5 s of frames before the seek belong to phase 0")
+        XCTAssertTrue(oldTimeline.allSatisfy { $0.mediaTimeNs < 3_000_000_000 },
+                      "phase 0 holds only the old timeline (max \(oldTimeline.map(\.mediaTimeNs).max() ?? 0) ns)")
+        XCTAssertGreaterThan(newTimeline.count, 5, "frames after the seek are in phase 1")
+        XCTAssertTrue(newTimeline.allSatisfy { $0.mediaTimeNs >= 9_900_000_000 },
+                      "phase 1 holds only frames of the new timeline (min \(newTimeline.map(\.mediaTimeNs).min() ?? 0) ns)")
+    }
+
+    func testAPhaseWithoutFlushStartsAtOnce() async throws {
+        let recorder = SyncRecorder(clock: PlaybackCoordinationMedium().clock)
+        let clock = recorder.clock
+        let player = try await makePlayer(recorder: recorder)
+        try recorder.attach(player, item: "one")
+        try await player.play()
+        try await Task.sleep(for: .milliseconds(500))
+        let switchedAt = clock.time.nanoseconds
+        recorder.setPhase(1)
+        try await Task.sleep(for: .milliseconds(500))
+        recorder.detachAll()
+        await player.stop()
+
+        let late = recorder.frames.filter { $0.renderClockNs > switchedAt + 1_000_000 }
+        XCTAssertGreaterThan(late.count, 5)
+        XCTAssertTrue(late.allSatisfy { $0.phase == 1 }, "every frame rendered after the switch is in phase 1")
+    }
+}
