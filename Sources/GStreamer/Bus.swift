@@ -1,5 +1,48 @@
 import CGStreamer
+import Glibc
 import Synchronization
+
+/// Real-time scheduling for chosen streaming threads. A sink waits on the clock and then renders; on a busy
+/// machine (2 cores, several decoders) the kernel wakes it late, and that lateness is exactly the skew between
+/// views. Raising only the threads that *wait and render* (playsink's `vqueue` feeds the video sink on its own
+/// thread) to SCHED_FIFO lets them pre-empt decoding, which is bounded and runs on other threads.
+///
+/// It is applied on the streaming thread itself, from the bus sync handler, when the thread's task posts
+/// `stream-status` ENTER (GStreamer posts that from the new thread), and undone on LEAVE (task threads come
+/// from a pool and may later run an ordinary task). Needs CAP_SYS_NICE (root) or an rtprio limit; when the
+/// kernel refuses, `report` is told once per thread and nothing else changes.
+public struct RealtimeStreamThreads: Sendable {
+    /// Names of the elements whose streaming tasks get real-time priority.
+    public var owners: Set<String>
+    /// SCHED_FIFO priority (1…99); low values stay below audio servers and kernel threads.
+    public var priority: Int32
+    /// Called on the streaming thread: owner name, and whether the kernel accepted the policy.
+    public var report: @Sendable (_ owner: String, _ granted: Bool) -> Void
+
+    public init(owners: Set<String>, priority: Int32 = 10,
+                report: @escaping @Sendable (_ owner: String, _ granted: Bool) -> Void = { _, _ in }) {
+        self.owners = owners; self.priority = priority; self.report = report
+    }
+
+    /// Applies or undoes the policy on the calling thread for a stream-status message.
+    func apply(_ message: UnsafeMutablePointer<GstMessage>) {
+        var type = GST_STREAM_STATUS_TYPE_CREATE
+        var owner: UnsafeMutablePointer<GstElement>?
+        gst_message_parse_stream_status(message, &type, &owner)
+        guard let owner, let name = gstObjectName(UnsafeMutableRawPointer(owner)), owners.contains(name) else { return }
+        var parameters = sched_param()
+        switch type {
+        case GST_STREAM_STATUS_TYPE_ENTER:
+            parameters.sched_priority = priority
+            report(name, pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0)
+        case GST_STREAM_STATUS_TYPE_LEAVE:
+            parameters.sched_priority = 0
+            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_OTHER), &parameters)
+        default:
+            break
+        }
+    }
+}
 
 /// An owned `GstBus`. Messages are delivered by a *sync handler*: GStreamer calls it on the posting thread,
 /// it copies the message into a `BusMessage` and yields it into an `AsyncStream`. Nothing polls; nothing is
@@ -32,7 +75,10 @@ public final class Bus: ObjectRef, @unchecked Sendable {
     /// The bus's messages as an async stream. One consumer per bus (fan out in Swift): a second call, through
     /// this or any other wrapper of the same bus, is a programming error. The stream finishes when this `Bus`
     /// is released, so keep it for as long as you read (`pipeline.bus().messages()` ends at once).
-    public func messages() -> AsyncStream<BusMessage> {
+    ///
+    /// `realtime`, when given, is applied to matching streaming threads as they start (see
+    /// `RealtimeStreamThreads`).
+    public func messages(realtime: RealtimeStreamThreads? = nil) -> AsyncStream<BusMessage> {
         let alreadyInstalled = installed.withLock { value -> Bool in
             defer { value = true }
             return value
@@ -41,7 +87,8 @@ public final class Bus: ObjectRef, @unchecked Sendable {
                      "Bus.messages() has one consumer; fan out in Swift")
         g_object_set_data(gobject, Bus.consumerKey, UnsafeMutableRawPointer(bitPattern: 1))
         let (stream, continuation) = AsyncStream<BusMessage>.makeStream(bufferingPolicy: .unbounded)
-        let box = Unmanaged.passRetained(SyncHandlerBox(continuation: continuation, pipeline: pipelineIdentity))
+        let box = Unmanaged.passRetained(SyncHandlerBox(continuation: continuation, pipeline: pipelineIdentity,
+                                                         realtime: realtime))
         gst_bus_set_sync_handler(bus, Bus.syncHandler, box.toOpaque(), Bus.destroyNotify)
         return stream
     }
@@ -49,9 +96,12 @@ public final class Bus: ObjectRef, @unchecked Sendable {
     final class SyncHandlerBox {
         let continuation: AsyncStream<BusMessage>.Continuation
         let pipeline: UnsafeMutableRawPointer?
-        init(continuation: AsyncStream<BusMessage>.Continuation, pipeline: UnsafeMutableRawPointer?) {
+        let realtime: RealtimeStreamThreads?
+        init(continuation: AsyncStream<BusMessage>.Continuation, pipeline: UnsafeMutableRawPointer?,
+             realtime: RealtimeStreamThreads?) {
             self.continuation = continuation
             self.pipeline = pipeline
+            self.realtime = realtime
         }
         deinit { continuation.finish() }
     }
@@ -59,6 +109,7 @@ public final class Bus: ObjectRef, @unchecked Sendable {
     static let syncHandler: GstBusSyncHandler = { _, message, userData in
         guard let message, let userData else { return GST_BUS_PASS }
         let box = Unmanaged<SyncHandlerBox>.fromOpaque(userData).takeUnretainedValue()
+        if message.pointee.type == GST_MESSAGE_STREAM_STATUS, let realtime = box.realtime { realtime.apply(message) }
         box.continuation.yield(BusMessage(message, pipeline: box.pipeline))
         // A sync handler that returns DROP owns the message and must unref it (GstBusSyncHandler contract);
         // forgetting this leaks every message and, through its `src`, the pipeline.

@@ -9,10 +9,25 @@ public struct PlayerConfiguration: Sendable {
     public var audio: AudioOutput
     /// Draw a visualisation (goom) for audio-only media so its tile is not blank. Off headless.
     public var visualizeAudioOnly: Bool
+    /// Run the thread that waits on the clock and renders video (playsink's `vqueue`) with real-time priority,
+    /// so a loaded machine does not wake it late (see `RealtimeStreamThreads`). Falls back silently to normal
+    /// scheduling where the kernel refuses; `Player.realtimeRendering` tells which happened.
+    public var realtimeVideoRendering: Bool
 
     public init(view: ViewIdentity, video: VideoOutput = .fakeSink, audio: AudioOutput = .fakeSink,
-                visualizeAudioOnly: Bool = false) {
+                visualizeAudioOnly: Bool = false, realtimeVideoRendering: Bool = true) {
         self.view = view; self.video = video; self.audio = audio; self.visualizeAudioOnly = visualizeAudioOnly
+        self.realtimeVideoRendering = realtimeVideoRendering
+    }
+}
+
+/// A value shared with streaming threads; the Mutex inside is its owner.
+final class LockedValue<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value {
+        get { mutex.withLock { $0 } }
+        set { mutex.withLock { $0 = newValue } }
     }
 }
 
@@ -31,6 +46,10 @@ public actor Player {
     /// Latest media time (buffer PTS + duration) that reached a sink, written by pad probes on streaming
     /// threads; a Mutex-protected box is its owner.
     private let renderedMediaTime = RenderedMediaTime()
+    /// Whether the kernel granted real-time scheduling to the video render thread (nil until it started, or
+    /// when not requested). Written on that streaming thread; the Mutex is its owner.
+    private nonisolated let realtimeGranted = LockedValue<Bool?>(nil)
+    public nonisolated var realtimeRendering: Bool? { realtimeGranted.value }
     private var sinkProbes: [PadProbe] = []
     private var source: MediaSource?
     private var targetState: ElementState = .null
@@ -138,7 +157,9 @@ public actor Player {
         }
         self.sinkProbes = probes
         self.bus = playbin.bus()
-        let messages = bus.messages()
+        let granted = realtimeGranted
+        let messages = bus.messages(realtime: configuration.realtimeVideoRendering
+            ? RealtimeStreamThreads(owners: ["vqueue"]) { _, ok in granted.value = ok } : nil)
         Task { [weak self] in
             for await message in messages {
                 guard let self else { return }

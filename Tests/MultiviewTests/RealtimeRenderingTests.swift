@@ -1,0 +1,54 @@
+import Foundation
+import GStreamer
+import XCTest
+@testable import Multiview
+
+/// The video render thread (playsink's vqueue) runs SCHED_FIFO while the pipeline plays and goes back to normal
+/// scheduling when its task ends — checked in the kernel's own view of our threads (/proc/self/task).
+final class RealtimeRenderingTests: XCTestCase {
+    /// Scheduling policy (field 41 of /proc/…/stat: 0 = SCHED_OTHER, 1 = SCHED_FIFO) of each thread, by name.
+    private func threadPolicies() -> [(name: String, policy: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { tid in
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            let name = String(stat[stat.index(after: open)..<close])
+            // Fields after the name start at field 3 (state); policy is field 41.
+            let rest = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard rest.count > 38, let policy = Int(rest[38]) else { return nil }
+            return (name, policy)
+        }
+    }
+
+    func testVideoRenderThreadIsRealtimeOnlyWhilePlaying() async throws {
+        let player = try makePlayer()
+        try await player.load(MediaSource(TestMedia.angle1))
+        try await player.play()
+        try await Task.sleep(for: .milliseconds(500))
+
+        XCTAssertEqual(player.realtimeRendering, true,
+                       "the kernel must grant SCHED_FIFO to the render thread (tests run as root or with an rtprio limit)")
+        let playing = threadPolicies()
+        let render = playing.filter { $0.name.hasPrefix("vqueue") }
+        XCTAssertFalse(render.isEmpty, "a thread named after playsink's vqueue task exists: \(playing.map(\.name))")
+        XCTAssertTrue(render.allSatisfy { $0.policy == 1 }, "vqueue thread runs SCHED_FIFO: \(render)")
+        let others = playing.filter { !$0.name.hasPrefix("vqueue") && $0.policy != 0 }
+        XCTAssertTrue(others.isEmpty, "no other thread is real-time (decoders stay normal): \(others)")
+
+        await player.stop()
+        try await Task.sleep(for: .milliseconds(300))
+        let realtimeLeft = threadPolicies().filter { $0.policy != 0 }
+        XCTAssertTrue(realtimeLeft.isEmpty, "pooled threads go back to normal scheduling when the task ends: \(realtimeLeft)")
+    }
+
+    func testCanBeTurnedOff() async throws {
+        let player = try Player(configuration: PlayerConfiguration(
+            view: ViewIdentity(number: 1, name: "plain"), realtimeVideoRendering: false))
+        try await player.load(MediaSource(TestMedia.angle1))
+        try await player.play()
+        try await Task.sleep(for: .milliseconds(400))
+        XCTAssertNil(player.realtimeRendering)
+        XCTAssertTrue(threadPolicies().allSatisfy { $0.policy == 0 }, "nothing runs real-time when turned off")
+        await player.stop()
+    }
+}
