@@ -86,6 +86,8 @@ public actor Stage {
     private var inputContinuation: AsyncStream<Input>.Continuation?
     private var startInstant = ContinuousClock.now
     private var quitRequested = false
+    /// Said once: the kernel refused real-time scheduling for the video render threads.
+    private var realtimeNoteGiven = false
     /// Commands typed before every view has started are kept, in order, until they have (or the start-up
     /// grace period ends): a `+10` typed while loading then moves every view, not only the fast ones.
     private var pendingCommands: [StageCommand] = []
@@ -299,6 +301,10 @@ public actor Stage {
                 await completeStartup()
             }
             reporter.status(statusLine())
+            if !realtimeNoteGiven, let view = players.values.first(where: { $0.realtimeRendering == false })?.view {
+                realtimeNoteGiven = true
+                reporter.note("\(view): real-time scheduling for video rendering not permitted (needs CAP_SYS_NICE or an rtprio limit); views may drift apart by a few ms under load")
+            }
         case .deadline:
             reporter.status(statusLine())
             quitRequested = true
