@@ -193,3 +193,37 @@ final class GroupTransportTests: XCTestCase {
         await set.tearDown()
     }
 }
+
+/// A view says "playing" only from the group's start instant; before it, "waiting for coordinated playback".
+final class StartInstantStatusTests: XCTestCase {
+    func testStatusTurnsPlayingAtTheStartInstantNotBefore() async throws {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(2)))
+        // A wide margin makes "before the instant" long enough to see.
+        await set.medium.setStartMargin(.milliseconds(400))
+        var logs: [EventLog<PlayerEvent>] = []
+        for player in set.players { logs.append(await player.eventLog(clock: set.clock)) }
+        let commandNs = set.nowNs
+        try await set.players[0].play()
+        let playing = await eventually { await set.allPlaying() }
+        check(playing, "\(await set.statuses())")
+        let group = try unwrap(await set.medium.groupState(for: "event"))
+        let startNs = try unwrap(group.anchorClock).nanoseconds
+        XCTAssertGreaterThan(startNs, commandNs)
+        for (index, log) in logs.enumerated() {
+            let entries = log.since(commandNs)
+            let firstPlaying = try unwrap(entries.first { entry in
+                if case .status(let s) = entry.value { return s.state == .playing && s.waitingToPlay == nil }
+                return false
+            }, "view \(index + 1) never reported playing: \(entries.map(\.value))")
+            // Not before the instant (1 ms of slack for the timer); and not long after it.
+            XCTAssertGreaterThanOrEqual(firstPlaying.clockNs + 1_000_000, startNs, "view \(index + 1) said playing early")
+            XCTAssertLessThan(Double(firstPlaying.clockNs) - Double(startNs), 150e6, "view \(index + 1) said playing late")
+            let waitedBefore = entries.contains { entry in
+                if case .status(let s) = entry.value { return entry.clockNs < startNs && s.waitingToPlay == .waitingForCoordinatedPlayback }
+                return false
+            }
+            XCTAssertTrue(waitedBefore, "view \(index + 1) showed 'waiting for coordinated playback' before the instant")
+        }
+        await set.tearDown()
+    }
+}

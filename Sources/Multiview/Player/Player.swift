@@ -65,7 +65,9 @@ public actor Player {
     public private(set) var hasPlayed = false
     private weak var interceptor: (any TransportInterceptor)?
     /// Held by a coordinator until every view is ready.
-    private var coordinatedWaiting = false
+    private var coordinatedWaiting = false { didSet { coordinatedWaitingChanges &+= 1 } }
+    /// Counts changes of `coordinatedWaiting`, so a scheduled "start instant reached" knows whether it is stale.
+    private var coordinatedWaitingChanges = 0
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -380,14 +382,34 @@ public actor Player {
         pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
         targetState = .playing
-        coordinatedWaiting = false
+        // Still waiting until the instant itself: the pipeline is PLAYING at once, but nothing is shown before
+        // `clockTime`, and a status saying "playing" earlier would be a lie a script could act on.
+        coordinatedWaiting = true
         do {
             try pipeline.setState(.playing)
         } catch {
             throw PlayerError(view: view, cause: .pipeline("cannot start at \(clockTime)"))
         }
+        let change = coordinatedWaitingChanges
+        let now = pipeline.clock?.time ?? clockTime
+        if clockTime > now {
+            let wait = Duration.nanoseconds(Int64(clockTime.nanoseconds - now.nanoseconds))
+            Task { [weak self] in
+                try? await Task.sleep(for: wait)
+                await self?.coordinatedStartReached(change)
+            }
+        } else {
+            coordinatedStartReached(change)
+        }
         updateStatus()
         publish(.rateChanged(rate))
+    }
+
+    /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.
+    private func coordinatedStartReached(_ change: Int) {
+        guard change == coordinatedWaitingChanges, targetState == .playing else { return }
+        coordinatedWaiting = false
+        updateStatus()
     }
 
     // MARK: Internals
