@@ -1,0 +1,254 @@
+import Foundation
+import GStreamer
+import Multiview
+import Synchronization
+
+/// What hlsdemux2 is told for one view. `connectionBitrate` 0 leaves the demuxer's own measurement in charge.
+public struct DemuxerCaps: Sendable, Equatable {
+    public var maxBitrate: Int
+    public var connectionBitrate: Int
+}
+
+/// The hlsdemux2 of one view and the caps it must have. The demuxer appears on a streaming thread
+/// (playbin3's "deep-element-added") and must get the caps right there, before it picks its first variant; the
+/// manager changes the caps from its actor. The Mutex owns both.
+final class DemuxerSlot: Sendable {
+    private struct State {
+        var demuxer: Element?
+        var caps: DemuxerCaps?
+    }
+    private let state = Mutex(State())
+
+    func adopt(_ demuxer: Element) {
+        state.withLock { s in
+            s.demuxer = demuxer
+            if let caps = s.caps { Self.apply(caps, to: demuxer) }
+        }
+    }
+
+    func release(_ element: Element) {
+        state.withLock { s in if s.demuxer?.gobject == element.gobject { s.demuxer = nil } }
+    }
+
+    func setCaps(_ caps: DemuxerCaps?) {
+        state.withLock { s in
+            guard s.caps != caps else { return }
+            s.caps = caps
+            if let caps, let demuxer = s.demuxer { Self.apply(caps, to: demuxer) }
+        }
+    }
+
+    var demuxer: Element? { state.withLock { $0.demuxer } }
+
+    private static func apply(_ caps: DemuxerCaps, to demuxer: Element) {
+        try? demuxer.set("max-bitrate", caps.maxBitrate)
+        try? demuxer.set("connection-bitrate", caps.connectionBitrate)
+    }
+}
+
+/// One view as the manager reports it.
+public struct PriorityViewReport: Sendable, Equatable {
+    public var view: ViewIdentity
+    public var priority: NetworkResourcePriority
+    /// The variant being shown (from the decoded video's size), nil before the first frame or for non-HLS views.
+    public var currentRung: Rung?
+    /// Index of `currentRung` among the view's rungs (0 = lowest), and how many there are.
+    public var currentRungIndex: Int?
+    public var rungCount: Int
+    /// The rung the allocator chose (the demuxer's cap).
+    public var allocated: Rung?
+    /// hlsdemux2's `current-bandwidth` (bits/s), 0 when unknown.
+    public var measuredBandwidth: Int
+
+    /// "high 1920x1080 5.5M" (the tile tag and the status line).
+    public var label: String {
+        var text = priority.rawValue
+        if let currentRung { text += " \(currentRung)" } else if rungCount > 0 { text += " …" }
+        if let allocated, allocated != currentRung { text += " (cap \(Rung.megabits(allocated.bandwidth)))" }
+        return text
+    }
+}
+
+/// Applies `networkResourcePriority` to a set of players sharing one link: a `BandwidthAllocator` decides a rung
+/// per HLS view; the manager caps each view's hlsdemux2 accordingly and re-runs the allocation when a view is
+/// added or removed, a priority, tile or the budget changes, or the measured bandwidth moves by more than 15 %.
+///
+/// Threading: the actor owns the views, priorities and the last allocation. The demuxer of each view arrives on
+/// a streaming thread and is handed to that view's `DemuxerSlot` (a Mutex), which applies the caps at once.
+/// A polling task on the actor (every `pollInterval`) reads `current-bandwidth` and the shown variant.
+public actor PriorityManager {
+    private final class Entry {
+        let player: Player
+        var priority: NetworkResourcePriority
+        var tileWidth: Int?
+        var tileHeight: Int?
+        var rungs: [Rung] = []
+        let slot = DemuxerSlot()
+        var connections: [SignalConnection] = []
+        var currentRung: Rung?
+        var measured = 0
+        init(player: Player, priority: NetworkResourcePriority, tileWidth: Int?, tileHeight: Int?) {
+            self.player = player; self.priority = priority; self.tileWidth = tileWidth; self.tileHeight = tileHeight
+        }
+    }
+
+    /// The user's budget (bits/s, `--bandwidth`); nil: use what the demuxers measure.
+    public private(set) var budget: Int?
+    public let allocator: BandwidthAllocator
+    /// With a user budget, also pin each demuxer's `connection-bitrate` so it takes the allocated rung from the
+    /// first fragment on instead of probing (see platform-notes / PropertyBehaviourTests). Without a budget the
+    /// demuxers keep measuring (connection-bitrate 0) and only `max-bitrate` caps them.
+    public let pinConnectionBitrate: Bool
+    /// hlsdemux2's bandwidth-target-ratio (default 0.8): it picks variants ≤ connection bitrate × ratio.
+    static let targetRatio = 0.8
+    private var entries: [Int: Entry] = [:]
+    public private(set) var lastAllocation: Allocation?
+    private var allocatedAvailable: Int?
+    private var poller: Task<Void, Never>?
+    private let pollInterval: Duration
+
+    public init(budget: Int? = nil, allocator: BandwidthAllocator = BandwidthAllocator(), pinConnectionBitrate: Bool = true,
+                pollInterval: Duration = .milliseconds(500)) {
+        self.budget = budget; self.allocator = allocator; self.pinConnectionBitrate = pinConnectionBitrate
+        self.pollInterval = pollInterval
+    }
+
+    deinit { poller?.cancel() }
+
+    /// Follows a player: call before it loads its media (so the demuxer is caught when created). Non-HLS views
+    /// are followed too but get no cap (they have no rungs).
+    public func attach(_ player: Player, source: MediaSource, priority: NetworkResourcePriority = .default,
+                       tileWidth: Int? = nil, tileHeight: Int? = nil) async {
+        let entry = Entry(player: player, priority: priority, tileWidth: tileWidth, tileHeight: tileHeight)
+        let slot = entry.slot
+        // Runs on the thread that adds the element (a streaming thread): adopt hlsdemux2 and cap it right away.
+        if let added = try? player.pipeline.connect("deep-element-added", { args in
+            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" { slot.adopt(element) }
+        }) { entry.connections.append(added) }
+        if let removed = try? player.pipeline.connect("deep-element-removed", { args in
+            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" { slot.release(element) }
+        }) { entry.connections.append(removed) }
+        entries[player.view.number] = entry
+        if Self.looksLikeHLS(source.uri) {
+            // Until the playlist is known the view starts capped at nothing in particular: give it the floor of
+            // an unknown ladder by keeping max-bitrate small only once the rungs are known (below).
+            if let playlist = try? await MasterPlaylist.load(source.uri) {
+                entry.rungs = playlist.rungs
+            }
+        }
+        reallocate()
+        startPolling()
+    }
+
+    /// Stops following a view (it failed, or was removed); the others share its bandwidth.
+    public func detach(view number: Int) {
+        entries[number]?.connections = []
+        entries[number]?.slot.setCaps(nil)
+        entries[number] = nil
+        reallocate()
+    }
+
+    public func setPriority(_ priority: NetworkResourcePriority, forView number: Int) {
+        guard let entry = entries[number], entry.priority != priority else { return }
+        entry.priority = priority
+        reallocate()
+    }
+
+    public func priority(ofView number: Int) -> NetworkResourcePriority? { entries[number]?.priority }
+
+    public func setTile(width: Int?, height: Int?, forView number: Int) {
+        guard let entry = entries[number] else { return }
+        entry.tileWidth = width; entry.tileHeight = height
+        reallocate()
+    }
+
+    public func setBudget(_ bitsPerSecond: Int?) {
+        budget = bitsPerSecond
+        reallocate()
+    }
+
+    /// Every followed view, by view number.
+    public func reports() -> [PriorityViewReport] {
+        entries.keys.sorted().compactMap { report(forView: $0) }
+    }
+
+    public func report(forView number: Int) -> PriorityViewReport? {
+        guard let entry = entries[number] else { return nil }
+        let allocated = lastAllocation?.views[number]?.rung
+        let index = entry.currentRung.flatMap { current in entry.rungs.firstIndex(of: current) }
+        return PriorityViewReport(view: entry.player.view, priority: entry.priority, currentRung: entry.currentRung,
+                                  currentRungIndex: index, rungCount: entry.rungs.count, allocated: allocated,
+                                  measuredBandwidth: entry.measured)
+    }
+
+    /// The demuxer of a view, once playbin3 made one (for tests of the property behaviour).
+    public func demuxer(ofView number: Int) -> Element? { entries[number]?.slot.demuxer }
+
+    // MARK: Internals
+
+    static func looksLikeHLS(_ uri: String) -> Bool {
+        let lower = uri.lowercased()
+        return (lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("file://"))
+            && (lower.contains(".m3u8"))
+    }
+
+    /// The link estimate without a user budget: the fastest download any demuxer measured (each measures its
+    /// own fragments; a download that had the link to itself sees all of it, so the maximum is the best lower
+    /// bound we have).
+    private var measuredAvailable: Int? {
+        let best = entries.values.map(\.measured).max() ?? 0
+        return best > 0 ? best : nil
+    }
+
+    private func reallocate() {
+        let available = budget ?? measuredAvailable
+        let demands = entries.map { number, entry in
+            ViewDemand(id: number, priority: entry.priority, rungs: entry.rungs, tileWidth: entry.tileWidth,
+                       tileHeight: entry.tileHeight)
+        }
+        let allocation = allocator.allocate(available: available, views: demands)
+        lastAllocation = allocation
+        allocatedAvailable = available
+        for (number, entry) in entries {
+            guard let chosen = allocation.views[number] else { entry.slot.setCaps(nil); continue }
+            let pin = pinConnectionBitrate && budget != nil
+            let connection = pin ? Int((Double(chosen.maxBitrate) / Self.targetRatio).rounded(.up)) + 1 : 0
+            entry.slot.setCaps(DemuxerCaps(maxBitrate: chosen.maxBitrate, connectionBitrate: connection))
+        }
+    }
+
+    private func startPolling() {
+        guard poller == nil else { return }
+        let interval = pollInterval
+        poller = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                await self?.poll()
+            }
+        }
+    }
+
+    /// Reads each demuxer's measured bandwidth and each view's shown variant; re-allocates when the measured
+    /// link moved by more than 15 % (only without a user budget).
+    private func poll() {
+        for entry in entries.values {
+            if let demuxer = entry.slot.demuxer, let measured = try? demuxer.get("current-bandwidth", as: Int.self) {
+                entry.measured = measured
+            }
+            entry.currentRung = Self.shownRung(entry)
+        }
+        if budget == nil, let now = measuredAvailable {
+            let before = allocatedAvailable ?? 0
+            if before == 0 || abs(Double(now - before)) / Double(before) > 0.15 { reallocate() }
+        }
+    }
+
+    /// The rung whose resolution matches the caps reaching the video sink.
+    private static func shownRung(_ entry: Entry) -> Rung? {
+        guard !entry.rungs.isEmpty,
+              let sink = try? entry.player.pipeline.get("video-sink", as: Element.self),
+              let caps = try? sink.staticPad("sink").currentCaps, let s = caps.structure(),
+              let width = s.int("width"), let height = s.int("height") else { return nil }
+        return entry.rungs.last { $0.width == width && $0.height == height }
+    }
+}
