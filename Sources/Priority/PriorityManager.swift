@@ -7,6 +7,9 @@ import Synchronization
 public struct DemuxerCaps: Sendable, Equatable {
     public var maxBitrate: Int
     public var connectionBitrate: Int
+    /// How far ahead the demuxer downloads (its `high-watermark-time`, default 30 s): shorter means the link is
+    /// shared continuously and a new cap shows within seconds instead of after 30 s of already-fetched media.
+    public var bufferAhead: ClockTime
 }
 
 /// The hlsdemux2 of one view and the caps it must have. The demuxer appears on a streaming thread
@@ -43,6 +46,7 @@ final class DemuxerSlot: Sendable {
     private static func apply(_ caps: DemuxerCaps, to demuxer: Element) {
         try? demuxer.set("max-bitrate", caps.maxBitrate)
         try? demuxer.set("connection-bitrate", caps.connectionBitrate)
+        try? demuxer.set("high-watermark-time", Int(caps.bufferAhead.nanoseconds))
     }
 }
 
@@ -99,8 +103,7 @@ public actor PriorityManager {
     /// first fragment on instead of probing (see platform-notes / PropertyBehaviourTests). Without a budget the
     /// demuxers keep measuring (connection-bitrate 0) and only `max-bitrate` caps them.
     public let pinConnectionBitrate: Bool
-    /// hlsdemux2's bandwidth-target-ratio (default 0.8): it picks variants ≤ connection bitrate × ratio.
-    static let targetRatio = 0.8
+    public let bufferAhead: ClockTime
     private var entries: [Int: Entry] = [:]
     public private(set) var lastAllocation: Allocation?
     private var allocatedAvailable: Int?
@@ -108,9 +111,9 @@ public actor PriorityManager {
     private let pollInterval: Duration
 
     public init(budget: Int? = nil, allocator: BandwidthAllocator = BandwidthAllocator(), pinConnectionBitrate: Bool = true,
-                pollInterval: Duration = .milliseconds(500)) {
+                bufferAhead: ClockTime = .seconds(4), pollInterval: Duration = .milliseconds(500)) {
         self.budget = budget; self.allocator = allocator; self.pinConnectionBitrate = pinConnectionBitrate
-        self.pollInterval = pollInterval
+        self.bufferAhead = bufferAhead; self.pollInterval = pollInterval
     }
 
     deinit { poller?.cancel() }
@@ -211,9 +214,11 @@ public actor PriorityManager {
         allocatedAvailable = available
         for (number, entry) in entries {
             guard let chosen = allocation.views[number] else { entry.slot.setCaps(nil); continue }
+            // A fixed connection-bitrate is compared with the variants as it is (not × bandwidth-target-ratio, see
+            // DemuxerPropertyTests), so the chosen rung's own bandwidth selects exactly that rung.
             let pin = pinConnectionBitrate && budget != nil
-            let connection = pin ? Int((Double(chosen.maxBitrate) / Self.targetRatio).rounded(.up)) + 1 : 0
-            entry.slot.setCaps(DemuxerCaps(maxBitrate: chosen.maxBitrate, connectionBitrate: connection))
+            entry.slot.setCaps(DemuxerCaps(maxBitrate: chosen.maxBitrate, connectionBitrate: pin ? chosen.maxBitrate : 0,
+                                           bufferAhead: bufferAhead))
         }
     }
 
