@@ -86,3 +86,73 @@ public struct MasterPlaylist: Sendable, Equatable {
         return try parse(text)
     }
 }
+
+/// Why an HLS view failed, in words: hlsdemux2 reports a missing or broken variant playlist only as "the stream
+/// is of a different type" (gsthlsdemux.c, process_manifest), so this fetches the playlists itself and names the
+/// first one that is missing or not a playlist.
+public enum HLSDiagnosis {
+    /// nil when the master and every playlist it names download and look like playlists.
+    public static func explain(_ masterURI: String, timeout: TimeInterval = 3) async -> String? {
+        guard let masterURL = URL(string: masterURI) else { return "bad URL \(masterURI)" }
+        let master: String
+        switch await fetch(masterURL, timeout: timeout) {
+        case .failure(let why): return "playlist \(masterURL.lastPathComponent): \(why)"
+        case .success(let text): master = text
+        }
+        guard master.hasPrefix("#EXTM3U") else { return "\(masterURL.lastPathComponent) is not an HLS playlist" }
+        for uri in referencedPlaylists(master) {
+            guard let url = URL(string: uri, relativeTo: masterURL)?.absoluteURL else { continue }
+            switch await fetch(url, timeout: timeout) {
+            case .failure(let why): return "variant \(uri): \(why)"
+            case .success(let text) where !text.hasPrefix("#EXTM3U"): return "variant \(uri) is not an HLS playlist"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// The variant and rendition playlists a multi-variant playlist names (URI lines after EXT-X-STREAM-INF, and
+    /// URI="…" attributes).
+    static func referencedPlaylists(_ text: String) -> [String] {
+        var result: [String] = []
+        var expectURI = false
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#EXT-X-STREAM-INF") { expectURI = true; continue }
+            if line.hasPrefix("#EXT-X-MEDIA") || line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF"),
+               let uri = MasterPlaylist.attributes(String(line.drop { $0 != ":" }.dropFirst()))["URI"] {
+                result.append(uri)
+            } else if expectURI && !line.isEmpty && !line.hasPrefix("#") {
+                result.append(line)
+                expectURI = false
+            }
+        }
+        return result
+    }
+
+    private enum Fetched { case success(String), failure(String) }
+
+    private static func fetch(_ url: URL, timeout: TimeInterval) async -> Fetched {
+        if url.isFileURL {
+            guard let data = FileManager.default.contents(atPath: url.path) else { return .failure("file not found") }
+            return .success(String(decoding: data, as: UTF8.self))
+        }
+        var request = URLRequest(url: url)
+        request.timeoutInterval = timeout
+        return await withCheckedContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(returning: .failure("server not answering (\(error.localizedDescription))"))
+                    return
+                }
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                guard status == 200 else {
+                    let reason = HTTPURLResponse.localizedString(forStatusCode: status)
+                    continuation.resume(returning: .failure("HTTP \(status) \(reason)"))
+                    return
+                }
+                continuation.resume(returning: .success(String(decoding: data ?? Data(), as: UTF8.self)))
+            }.resume()
+        }
+    }
+}

@@ -83,6 +83,7 @@ public struct PriorityViewReport: Sendable, Equatable {
 public actor PriorityManager {
     private final class Entry {
         let player: Player
+        var source: MediaSource?
         var priority: NetworkResourcePriority
         var tileWidth: Int?
         var tileHeight: Int?
@@ -131,6 +132,7 @@ public actor PriorityManager {
         if let removed = try? player.pipeline.connect("deep-element-removed", { args in
             if let element = args.element(at: 2), element.factoryName == "hlsdemux2" { slot.release(element) }
         }) { entry.connections.append(removed) }
+        entry.source = source
         entries[player.view.number] = entry
         if Self.looksLikeHLS(source.uri) {
             // Until the playlist is known the view starts capped at nothing in particular: give it the floor of
@@ -182,6 +184,13 @@ public actor PriorityManager {
         return PriorityViewReport(view: entry.player.view, priority: entry.priority, currentRung: entry.currentRung,
                                   currentRungIndex: index, rungCount: entry.rungs.count, allocated: allocated,
                                   measuredBandwidth: entry.measured)
+    }
+
+    /// A failed HLS view's cause in words ("variant v360/index.m3u8: HTTP 404 not found"), nil when the
+    /// playlists look fine or the view is not HLS. hlsdemux2's own error says little (see `HLSDiagnosis`).
+    public func explainFailure(ofView number: Int) async -> String? {
+        guard let uri = entries[number]?.source?.uri, Self.looksLikeHLS(uri) else { return nil }
+        return await HLSDiagnosis.explain(uri)
     }
 
     /// The demuxer of a view, once playbin3 made one (for tests of the property behaviour).
