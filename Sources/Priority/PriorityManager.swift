@@ -105,6 +105,9 @@ public actor PriorityManager {
     /// demuxers keep measuring (connection-bitrate 0) and only `max-bitrate` caps them.
     public let pinConnectionBitrate: Bool
     public let bufferAhead: ClockTime
+    /// false: allocate and report, but leave every hlsdemux2 as GStreamer made it (plain competing players, the
+    /// bench's baseline).
+    public let enforce: Bool
     private var entries: [Int: Entry] = [:]
     public private(set) var lastAllocation: Allocation?
     private var allocatedAvailable: Int?
@@ -112,7 +115,8 @@ public actor PriorityManager {
     private let pollInterval: Duration
 
     public init(budget: Int? = nil, allocator: BandwidthAllocator = BandwidthAllocator(), pinConnectionBitrate: Bool = true,
-                bufferAhead: ClockTime = .seconds(4), pollInterval: Duration = .milliseconds(500)) {
+                bufferAhead: ClockTime = .seconds(4), enforce: Bool = true, pollInterval: Duration = .milliseconds(500)) {
+        self.enforce = enforce
         self.budget = budget; self.allocator = allocator; self.pinConnectionBitrate = pinConnectionBitrate
         self.bufferAhead = bufferAhead; self.pollInterval = pollInterval
     }
@@ -222,7 +226,7 @@ public actor PriorityManager {
         lastAllocation = allocation
         allocatedAvailable = available
         for (number, entry) in entries {
-            guard let chosen = allocation.views[number] else { entry.slot.setCaps(nil); continue }
+            guard enforce, let chosen = allocation.views[number] else { entry.slot.setCaps(nil); continue }
             // A fixed connection-bitrate is compared with the variants as it is (not × bandwidth-target-ratio, see
             // DemuxerPropertyTests), so the chosen rung's own bandwidth selects exactly that rung.
             let pin = pinConnectionBitrate && budget != nil

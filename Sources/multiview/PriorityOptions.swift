@@ -14,6 +14,9 @@ struct PriorityOptions: ParsableArguments {
                                             valueName: "rate"))
     var bandwidth: String?
 
+    @Flag(name: .long, help: "Report each HLS view's rung but leave its demuxer uncapped (plain competing players).")
+    var noPriorityCaps = false
+
     func validate() throws {
         _ = try parsedPriorities()
         if let bandwidth, Self.parseRate(bandwidth) == nil {
@@ -48,7 +51,7 @@ struct PriorityOptions: ParsableArguments {
     func makeObserver(media: [String]) throws -> PriorityStageObserver? {
         let anyHLS = media.contains { $0.lowercased().contains(".m3u8") }
         guard anyHLS || !priority.isEmpty || bandwidth != nil else { return nil }
-        let manager = PriorityManager(budget: bandwidth.flatMap(Self.parseRate))
+        let manager = PriorityManager(budget: bandwidth.flatMap(Self.parseRate), enforce: !noPriorityCaps)
         return PriorityStageObserver(manager: manager, initialPriorities: try parsedPriorities())
     }
 }
