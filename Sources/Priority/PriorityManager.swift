@@ -208,12 +208,15 @@ public actor PriorityManager {
             && (lower.contains(".m3u8"))
     }
 
-    /// The link estimate without a user budget: the fastest download any demuxer measured (each measures its
-    /// own fragments; a download that had the link to itself sees all of it, so the maximum is the best lower
-    /// bound we have).
+    /// The link estimate without a user budget: the sum of what the demuxers measure. Each measures the rate of
+    /// its own fragment downloads; when they download at the same time each sees its share, so the sum is the
+    /// link; when they do not, the sum overestimates — which only loosens the caps: each demuxer still picks no
+    /// variant above its own measurement × bandwidth-target-ratio (connection-bitrate stays 0 without a budget).
+    /// (The maximum instead kept every view on its floor: four capped views downloading together each measure a
+    /// quarter of the link, the allocator caps them to floors, and the estimate never rises again.)
     private var measuredAvailable: Int? {
-        let best = entries.values.map(\.measured).max() ?? 0
-        return best > 0 ? best : nil
+        let sum = entries.values.map(\.measured).reduce(0, +)
+        return sum > 0 ? sum : nil
     }
 
     private func reallocate() {
