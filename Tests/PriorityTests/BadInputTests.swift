@@ -37,15 +37,19 @@ final class BadInputTests: XCTestCase {
         return views
     }
 
-    /// The good view keeps advancing for `seconds`.
+    /// The good view keeps playing: it advances by `seconds` of media (generous wall-clock allowance: the machine
+    /// is shared, and a view may still be filling its buffer when the bad one fails).
     private func assertKeepsPlaying(_ player: Player, for seconds: Double, _ what: String) async throws {
-        let before = await player.position
-        try await Task.sleep(for: .seconds(seconds))
+        let before = await player.position?.seconds ?? 0
+        let advanced = await eventually(timeout: .seconds(seconds + 15)) {
+            let now = await player.position?.seconds ?? 0
+            return now >= before + seconds
+        }
         let after = await player.position
-        let state = await player.currentStatus.state
-        XCTAssertEqual(state, .playing, "\(what): the good view is \(state)")
-        XCTAssertGreaterThan(after?.seconds ?? 0, (before?.seconds ?? 0) + seconds * 0.5,
-                             "\(what): the good view did not advance (\(String(describing: before)) → \(String(describing: after)))")
+        let status = await player.currentStatus
+        let failure = await player.failure
+        XCTAssertNil(failure, "\(what): the good view failed")
+        XCTAssertTrue(advanced, "\(what): the good view did not advance \(seconds) s from \(before) s (now \(String(describing: after)), \(status))")
     }
 
     func testA404VariantFailsThatViewOnlyWithAClearError() async throws {
