@@ -66,3 +66,38 @@ final class ShapedLinkTests: XCTestCase {
         for p in players { await p.stop() }
     }
 }
+
+/// Without `--bandwidth` the manager's budget is what the demuxers measure (`current-bandwidth`).
+final class MeasuredBandwidthTests: XCTestCase {
+    func testWithoutABudgetTheAllocationFollowsTheMeasuredBandwidth() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try HLSFixture.ensure()
+        let server = try HLSServer(root: HLSFixture.root, rate: "6M")
+        defer { server.stop() }
+        let manager = PriorityManager(budget: nil)
+        let player = try makePlayer(1, name: "angle1")
+        let source = MediaSource(server.url("angle1/master.m3u8"))
+        await manager.attach(player, source: source, priority: .high)
+        // Before anything was measured: no budget, the top rung is allowed.
+        let initial = await manager.lastAllocation
+        XCTAssertNil(initial?.budget)
+        XCTAssertEqual(initial?.views[1]?.rungIndex, 3)
+        try await player.load(source)
+        try await player.play(timeout: .seconds(40))
+        let measured = await eventually(timeout: .seconds(15)) {
+            guard let report = await manager.report(forView: 1), report.measuredBandwidth > 0 else { return false }
+            return await manager.lastAllocation?.budget != nil
+        }
+        let report = await manager.report(forView: 1)
+        let allocation = await manager.lastAllocation
+        await player.stop()
+        XCTAssertTrue(measured, "no measured budget: \(String(describing: report)), \(String(describing: allocation))")
+        // The budget is 90 % of what was measured over the 6 Mbit/s link: not more than the link (+20 % for
+        // measurement noise), and well above nothing.
+        print("measured: \(report?.measuredBandwidth ?? 0) bit/s, budget \(allocation?.budget ?? 0)")
+        if let budget = allocation?.budget {
+            XCTAssertLessThanOrEqual(budget, 7_200_000)
+            XCTAssertGreaterThan(budget, 1_000_000)
+        }
+    }
+}
