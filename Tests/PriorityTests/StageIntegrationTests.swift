@@ -17,6 +17,11 @@ final class StageIntegrationTests: XCTestCase {
         var notes: [String] { lock.withLock { _notes } }
     }
 
+    func testHLSViewsAreNamedAfterTheirFolder() {
+        XCTAssertEqual(MediaSource("http://127.0.0.1:8080/angle1/master.m3u8").displayName, "angle1/master.m3u8")
+        XCTAssertEqual(MediaSource("http://127.0.0.1:8080/clip.mp4").displayName, "clip.mp4")
+    }
+
     func testPriorityCommandParsing() {
         XCTAssertEqual(StageCommand.parse("priority 2 high"), .priority(view: 2, level: "high"))
         XCTAssertEqual(StageCommand.parse("priority 1 LOW"), .priority(view: 1, level: "low"))
@@ -53,7 +58,7 @@ final class StageIntegrationTests: XCTestCase {
 
         let lines = reporter.statusLines
         XCTAssertTrue(lines.contains { $0.contains("[high 1920x1080") }, "no high/1080p label: \(lines.suffix(3))")
-        XCTAssertTrue(lines.contains { $0.contains("| 2 master.m3u8 PLAYING") && $0.contains("[low ") },
+        XCTAssertTrue(lines.contains { $0.contains("| 2 angle2/master.m3u8 PLAYING") && $0.contains("[low ") },
                       "no low label for view 2: \(lines.suffix(3))")
         let notes = reporter.notes
         XCTAssertTrue(notes.contains("view 2 priority high, cap 1920x1080 5.5M") || notes.contains { $0.hasPrefix("view 2 priority high") },
@@ -64,7 +69,7 @@ final class StageIntegrationTests: XCTestCase {
         // The broken view fails alone, with the missing variant named; the others played.
         XCTAssertEqual(outcome.failures.count, 1)
         let failure = outcome.failures.first?.description ?? ""
-        XCTAssertTrue(failure.hasPrefix("view 3 (master.m3u8): network error: variant gone/index.m3u8: HTTP 404"), failure)
+        XCTAssertTrue(failure.hasPrefix("view 3 (broken/master.m3u8): network error: variant gone/index.m3u8: HTTP 404"), failure)
         XCTAssertEqual(outcome.played, [1, 2])
     }
 }
