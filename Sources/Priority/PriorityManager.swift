@@ -139,8 +139,8 @@ public actor PriorityManager {
         entry.source = source
         entries[player.view.number] = entry
         if Self.looksLikeHLS(source.uri) {
-            // Until the playlist is known the view starts capped at nothing in particular: give it the floor of
-            // an unknown ladder by keeping max-bitrate small only once the rungs are known (below).
+            // The ladder comes from the master playlist itself (hlsdemux2 does not expose its variants). A view
+            // whose playlist cannot be read gets no rungs and so no cap; its own failure says why.
             if let playlist = try? await MasterPlaylist.load(source.uri) {
                 entry.rungs = playlist.rungs
             }
