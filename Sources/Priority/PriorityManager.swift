@@ -92,6 +92,9 @@ public actor PriorityManager {
         var connections: [SignalConnection] = []
         var currentRung: Rung?
         var measured = 0
+        /// Last position seen playing (for `recover`).
+        var lastPosition: ClockTime?
+        var recovering = false
         init(player: Player, priority: NetworkResourcePriority, tileWidth: Int?, tileHeight: Int?) {
             self.player = player; self.priority = priority; self.tileWidth = tileWidth; self.tileHeight = tileHeight
         }
@@ -197,6 +200,33 @@ public actor PriorityManager {
         return await HLSDiagnosis.explain(uri)
     }
 
+    /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
+    /// once the server answers, reloads the view, seeks to where it was and plays. hlsdemux2 itself gives up on
+    /// a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the retry is ours.
+    /// Returns whether the view plays again.
+    public func recover(view number: Int, patience: Duration = .seconds(120)) async -> Bool {
+        guard let entry = entries[number], !entry.recovering, let source = entry.source, Self.looksLikeHLS(source.uri)
+        else { return false }
+        entry.recovering = true
+        defer { entry.recovering = false }
+        let deadline = ContinuousClock.now + patience
+        while ContinuousClock.now < deadline {
+            if (try? await MasterPlaylist.load(source.uri, timeout: 2)) != nil { break }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        guard entries[number] === entry, ContinuousClock.now < deadline else { return false }
+        let player = entry.player
+        do {
+            try await player.load(source)
+            try await player.preroll(timeout: .seconds(30))
+            if let position = entry.lastPosition { try await player.seek(to: position, timeout: .seconds(30)) }
+            try await player.play(timeout: .seconds(30))
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// The demuxer of a view, once playbin3 made one (for tests of the property behaviour).
     public func demuxer(ofView number: Int) -> Element? { entries[number]?.slot.demuxer }
 
@@ -257,6 +287,9 @@ public actor PriorityManager {
                 entry.measured = measured
             }
             entry.currentRung = Self.shownRung(entry)
+            if let position = entry.player.pipeline.queryPosition(), position > .zero, entry.player.pipeline.currentState == .playing {
+                entry.lastPosition = position
+            }
         }
         if budget == nil, let now = measuredAvailable {
             let before = allocatedAvailable ?? 0

@@ -41,8 +41,16 @@ public struct PriorityStageObserver: StageViewObserver {
     }
 
     public func refine(_ failure: PlayerError) async -> PlayerError {
-        let why = await manager.explainFailure(ofView: failure.view.number)
-        await manager.detach(view: failure.view.number)   // its share goes to the others
+        let number = failure.view.number
+        let why = await manager.explainFailure(ofView: number)
+        // The server went away (connection refused / no answer): keep the view, retry until it is back.
+        if case .network = failure.cause, why == nil || why?.contains("not answering") == true {
+            let manager = self.manager
+            Task { _ = await manager.recover(view: number) }
+            return PlayerError(view: failure.view, cause: .network("\(why ?? "\(failure.cause)") — retrying until the server is back"),
+                               underlying: failure.underlying)
+        }
+        await manager.detach(view: number)   // its share goes to the others
         guard let why else { return failure }
         let network = why.contains("HTTP") || why.contains("not answering")
         return PlayerError(view: failure.view, cause: network ? .network(why) : .corruptMedia(why),

@@ -297,6 +297,12 @@ public actor Stage {
             case .status(let status):
                 statuses[number] = status
                 if status.state == .playing { played.insert(number) }
+                if status.state == .playing, let failure = failures.removeValue(forKey: number) {
+                    // A failed view plays again only when something reloaded it (the priority manager does when
+                    // a view's server comes back): it is no longer failed.
+                    window?.setMessage(nil, tile: number - 1)
+                    reporter.note("\(failure.view) recovered")
+                }
                 await updateTag(number)
                 if !startupComplete && allViewsStarted { await completeStartup() }
             case .mediaInfo(let info):
