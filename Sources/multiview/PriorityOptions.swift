@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Multiview
 import Priority
 
@@ -51,7 +52,12 @@ struct PriorityOptions: ParsableArguments {
     func makeObserver(media: [String]) throws -> PriorityStageObserver? {
         let anyHLS = media.contains { $0.lowercased().contains(".m3u8") }
         guard anyHLS || !priority.isEmpty || bandwidth != nil else { return nil }
-        let manager = PriorityManager(budget: bandwidth.flatMap(Self.parseRate), enforce: !noPriorityCaps)
+        // Decoding capacity: one 1080p decode per core (rule 5 of the allocator) — more pixels than that would
+        // only be dropped frames on this kind of machine.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let allocator = BandwidthAllocator(maxDecodedPixels: BandwidthAllocator.decodedPixels(cores: cores))
+        let manager = PriorityManager(budget: bandwidth.flatMap(Self.parseRate), allocator: allocator,
+                                      enforce: !noPriorityCaps)
         return PriorityStageObserver(manager: manager, initialPriorities: try parsedPriorities())
     }
 }

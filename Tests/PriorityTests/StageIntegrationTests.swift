@@ -41,7 +41,8 @@ final class StageIntegrationTests: XCTestCase {
         defer { server.stop() }
         var configuration = StageConfiguration(
             sources: [MediaSource(server.url("angle1/master.m3u8")), MediaSource(server.url("angle2/master.m3u8")),
-                      MediaSource(server.url("broken/master.m3u8"))],
+                      MediaSource(server.url("broken/master.m3u8")),
+                      MediaSource(repoRoot.appendingPathComponent("Media/angle4-overhead.mp4").path)],
             headless: true, duration: 12, audio: .fakeSink)
         let manager = PriorityManager(budget: 8_000_000)
         configuration.observer = PriorityStageObserver(manager: manager, initialPriorities: [1: .high, 2: .low])
@@ -70,6 +71,10 @@ final class StageIntegrationTests: XCTestCase {
         XCTAssertEqual(outcome.failures.count, 1)
         let failure = outcome.failures.first?.description ?? ""
         XCTAssertTrue(failure.hasPrefix("view 3 (broken/master.m3u8): network error: variant gone/index.m3u8: HTTP 404"), failure)
-        XCTAssertEqual(outcome.played, [1, 2])
+        XCTAssertEqual(outcome.played, [1, 2, 4])
+        // A local file mixed in plays like before, with no priority label (it has no rungs).
+        let fileEntries = lines.compactMap { $0.components(separatedBy: " | ").first { $0.hasPrefix("4 angle4-overhead.mp4 PLAYING") } }
+        XCTAssertFalse(fileEntries.isEmpty, "\(lines.suffix(2))")
+        XCTAssertFalse(fileEntries.contains { $0.contains("[") }, "\(fileEntries.suffix(1))")
     }
 }
