@@ -104,7 +104,7 @@ public actor PriorityManager {
     public private(set) var budget: Int?
     public let allocator: BandwidthAllocator
     /// With a user budget, also pin each demuxer's `connection-bitrate` so it takes the allocated rung from the
-    /// first fragment on instead of probing (see platform-notes / PropertyBehaviourTests). Without a budget the
+    /// first fragment on instead of probing (see DemuxerPropertyTests). Without a budget the
     /// demuxers keep measuring (connection-bitrate 0) and only `max-bitrate` caps them.
     public let pinConnectionBitrate: Bool
     public let bufferAhead: ClockTime
@@ -210,11 +210,18 @@ public actor PriorityManager {
         entry.recovering = true
         defer { entry.recovering = false }
         let deadline = ContinuousClock.now + patience
+        var playlist: MasterPlaylist?
         while ContinuousClock.now < deadline {
-            if (try? await MasterPlaylist.load(source.uri, timeout: 2)) != nil { break }
+            playlist = try? await MasterPlaylist.load(source.uri, timeout: 2)
+            if playlist != nil { break }
             try? await Task.sleep(for: .seconds(1))
         }
-        guard entries[number] === entry, ContinuousClock.now < deadline else { return false }
+        guard let playlist, entries[number] === entry else { return false }
+        if entry.rungs != playlist.rungs {
+            // The server was down when the view was attached (or the ladder changed): allocate with the real one.
+            entry.rungs = playlist.rungs
+            reallocate()
+        }
         let player = entry.player
         do {
             try await player.load(source)
