@@ -47,9 +47,15 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // networkResourcePriority: a pure bandwidth allocator and the manager that caps each view's hlsdemux2.
+        .target(
+            name: "Priority",
+            dependencies: ["Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Coordination", "Priority", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -66,6 +72,11 @@ let package = Package(
         .testTarget(
             name: "CoordinationTests",
             dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "PriorityTests",
+            dependencies: ["Priority", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -25,7 +25,8 @@ struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play several files or URIs side by side: one grid window, or headless.",
         discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit.
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit, 1-9 = cycle that view's
+        priority (low → default → high) on a shared link.
         With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
         view N at 2× and rejoins, `add URI` adds a view that joins in sync.
         The same on stdin: \(StageCommand.help).
@@ -53,6 +54,9 @@ struct Play: AsyncParsableCommand {
 
     @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI'.")
     var spareTiles: Int = 0
+
+    @OptionGroup(title: "HLS views on a shared link")
+    var priorityOptions: PriorityOptions
 
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
@@ -82,6 +86,7 @@ struct Play: AsyncParsableCommand {
             configuration.coordination = CoordinatedStage(itemIdentifier: itemId)
             configuration.spareTiles = max(0, spareTiles)
         }
+        configuration.observer = try priorityOptions.makeObserver(media: media)
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
         let outcome = await stage.run(commands: StdinCommands.stream())
         for failure in outcome.failures {

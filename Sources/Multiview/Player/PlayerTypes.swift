@@ -28,10 +28,16 @@ public struct MediaSource: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The last path component, used as the view's default name.
+    /// The last path component, used as the view's default name. HLS playlists are usually all called
+    /// master.m3u8 or index.m3u8, so for those the folder comes first ("angle1/master.m3u8").
     public var displayName: String {
         if let path { return (path as NSString).lastPathComponent }
-        return URL(string: uri)?.lastPathComponent ?? uri
+        guard let url = URL(string: uri) else { return uri }
+        let parent = url.deletingLastPathComponent().lastPathComponent
+        if url.pathExtension.lowercased() == "m3u8", !parent.isEmpty, parent != "/" {
+            return "\(parent)/\(url.lastPathComponent)"
+        }
+        return url.lastPathComponent
     }
     public var description: String { path ?? uri }
 }

@@ -125,6 +125,7 @@ public final class GridWindow: Sendable {
                     case XK_Left: onCommand(.seekBy(-10))
                     case XK_Right: onCommand(.seekBy(10))
                     case XK_q, XK_Escape: onCommand(.quit)
+                    case XK_1...XK_9: onCommand(.priority(view: Int(keysym) - Int(XK_1) + 1, level: "next"))
                     default: break
                     }
                 case ClientMessage:

@@ -18,6 +18,8 @@ public struct StageConfiguration: Sendable {
     public var coordination: (any StageCoordination)?
     /// Spare tiles kept free in the window for views added while running (`add URI`).
     public var spareTiles: Int = 0
+    /// Follows every view (the priority manager plugs in here): labels, extra commands, clearer failures.
+    public var observer: (any StageViewObserver)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -38,6 +40,20 @@ public protocol StageCoordination: Sendable {
     func label(for player: Player) async -> String?
     /// "What happened?" on one view: replay the last seconds at 2x and rejoin; the others never pause.
     func whatHappened(_ player: Player) async throws
+}
+
+/// Something that follows every view of a stage (defined here so the stage need not import it): it sees each
+/// player before its media loads, adds a label to the view's tag and status line, handles the commands the stage
+/// leaves to it (`priority N high`) and may explain a view's failure better than GStreamer did.
+public protocol StageViewObserver: Sendable {
+    /// Called before the view loads `source`; tile size nil when headless.
+    func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async
+    /// Short label for the view's tag and status line ("high 1920x1080 5.5M"), nil for none.
+    func label(forView number: Int) async -> String?
+    /// Handles a command the stage does not; returns the note to print.
+    func perform(_ command: StageCommand) async -> String
+    /// The same failure, with a clearer cause when the observer knows one.
+    func refine(_ failure: PlayerError) async -> PlayerError
 }
 
 /// How a stage run ended.
@@ -82,6 +98,8 @@ public actor Stage {
     private var failures: [Int: PlayerError] = [:]
     private var ended: Set<Int> = []
     private var played: Set<Int> = []
+    /// The observer's latest label per view, refreshed every tick (the status line is built synchronously).
+    private var observerLabels: [Int: String] = [:]
     private var window: GridWindow?
     private var inputContinuation: AsyncStream<Input>.Continuation?
     private var startInstant = ContinuousClock.now
@@ -156,7 +174,7 @@ public actor Stage {
         // Build every player first, then start them all; a view that cannot be built is a failure of that
         // view only.
         self.audio = audio
-        for view in views { await makePlayer(view) }
+        for view in views { await makePlayer(view, source: configuration.sources[view.number - 1]) }
         let initial = views.compactMap { view in players[view.number].map { (view, $0) } }
         if let coordination = configuration.coordination {
             // Coordinated: connect, load, then one group start (every view ready, all start at one instant).
@@ -210,7 +228,7 @@ public actor Stage {
     private var audio: AudioOutput = .fakeSink
 
     /// Creates one view's player and forwards its events into the stage's input stream.
-    private func makePlayer(_ view: ViewIdentity) async {
+    private func makePlayer(_ view: ViewIdentity, source: MediaSource) async {
         guard let continuation = inputContinuation else { return }
         let index = view.number - 1
         let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
@@ -218,6 +236,10 @@ public actor Stage {
         do {
             let player = try Player(configuration: config)
             players[view.number] = player
+            if let observer = configuration.observer {
+                await observer.attach(player, source: source, tileWidth: window.map { _ in configuration.tileWidth },
+                                      tileHeight: window.map { _ in configuration.tileHeight })
+            }
             let events = await player.events()
             Task { for await event in events { continuation.yield(.player(view.number, event)) } }
         } catch let error as PlayerError {
@@ -236,7 +258,7 @@ public actor Stage {
             return
         }
         views.append(view)
-        await makePlayer(view)
+        await makePlayer(view, source: source)
         guard let player = players[view.number] else { return }
         do {
             if let coordination = configuration.coordination {
@@ -277,6 +299,12 @@ public actor Stage {
             case .status(let status):
                 statuses[number] = status
                 if status.state == .playing { played.insert(number) }
+                if status.state == .playing, let failure = failures.removeValue(forKey: number) {
+                    // A failed view plays again only when something reloaded it (the priority manager does when
+                    // a view's server comes back): it is no longer failed.
+                    window?.setMessage(nil, tile: number - 1)
+                    reporter.note("\(failure.view) recovered")
+                }
                 await updateTag(number)
                 if !startupComplete && allViewsStarted { await completeStartup() }
             case .mediaInfo(let info):
@@ -285,7 +313,7 @@ public actor Stage {
             case .endOfStream:
                 ended.insert(number)
             case .failed(let error):
-                recordFailure(error)
+                recordFailure(await configuration.observer?.refine(error) ?? error)
                 if !startupComplete && allViewsStarted { await completeStartup() }
             case .warning, .seekCompleted, .rateChanged, .interruption:
                 break
@@ -300,6 +328,7 @@ public actor Stage {
             if !startupComplete && ContinuousClock.now - startInstant > Stage.startupGrace {
                 await completeStartup()
             }
+            await refreshObserverLabels()
             reporter.status(statusLine())
             if !realtimeNoteGiven, let view = players.values.first(where: { $0.realtimeRendering == false })?.view {
                 realtimeNoteGiven = true
@@ -330,6 +359,13 @@ public actor Stage {
             await perform(anyPlaying ? .pause : .play)
         case .add(let uri):
             await addView(uri)
+        case .priority:
+            guard let observer = configuration.observer else {
+                reporter.note("'\(command)' needs HLS views (http://…/master.m3u8) or --priority/--bandwidth")
+                return
+            }
+            reporter.note(await observer.perform(command))
+            await refreshObserverLabels()
         case .whatHappened(let number):
             guard let coordination = configuration.coordination, let player = players[number] else {
                 reporter.note("'r \(number)' needs --coordinated and an existing view")
@@ -399,7 +435,20 @@ public actor Stage {
             return status.state.description.lowercased()
         } ?? ""
         if let label = await configuration.coordination?.label(for: player) { state = label }
-        await player.setTag("\(view.number) \(view.name)  \(info)  \(state)")
+        let extra = observerLabels[number].map { "  \($0)" } ?? ""
+        await player.setTag("\(view.number) \(view.name)  \(info)  \(state)\(extra)")
+    }
+
+    /// Fetches the observer's labels; a changed label (a new rung, a new priority) updates that view's tag.
+    private func refreshObserverLabels() async {
+        guard let observer = configuration.observer else { return }
+        for view in views {
+            let label = await observer.label(forView: view.number)
+            if label != observerLabels[view.number] {
+                observerLabels[view.number] = label
+                await updateTag(view.number)
+            }
+        }
     }
 
     /// "[  3.0s] 1 angle1-wide PLAYING 0:00:03.012/0:00:24.000 | 2 …"
@@ -420,6 +469,7 @@ public actor Stage {
                     text += " \(position)"
                     if let duration = pipeline.queryDuration() { text += "/\(duration)" }
                 }
+                if let label = observerLabels[view.number] { text += " [\(label)]" }
             } else {
                 text += "opening"
             }

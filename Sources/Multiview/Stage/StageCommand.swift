@@ -14,6 +14,9 @@ public enum StageCommand: Sendable, Equatable {
     case whatHappened(Int)
     /// Add a view (coordinated: it joins the group in sync).
     case add(String)
+    /// networkResourcePriority of view N: "low", "default", "high" or "next" (cycles; the window's number keys).
+    /// Handled by the stage's observer (the priority manager).
+    case priority(view: Int, level: String)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -36,6 +39,9 @@ public enum StageCommand: Sendable, Equatable {
             return .whatHappened(n)
         case ("add", 2):
             return .add(words[1])
+        case ("priority", 3):
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .priority(view: n, level: words[2].lowercased())
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -47,5 +53,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high"
 }

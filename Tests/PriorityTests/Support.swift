@@ -1,0 +1,200 @@
+import Foundation
+import GStreamer
+import Multiview
+import Priority
+import XCTest
+
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return await condition()
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The HLS set from Scripts/make-hls (cached: a no-op when out/hls is up to date; about a minute otherwise).
+enum HLSFixture {
+    private static let made = NSLock()
+    nonisolated(unsafe) private static var ready = false   // guarded by `made`
+
+    static var root: String { repoRoot.appendingPathComponent("out/hls").path }
+
+    static func ensure() throws {
+        try made.withLock {
+            if ready { return }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [repoRoot.appendingPathComponent("Scripts/make-hls").path]
+            process.standardOutput = FileHandle.nullDevice
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw TestFailure("Scripts/make-hls failed: \(text)") }
+            ready = true
+        }
+    }
+
+    /// The rungs of angle N as make-hls wrote them (ascending).
+    static func rungs(angle: Int) throws -> [Rung] {
+        let text = try String(contentsOfFile: "\(root)/angle\(angle)/master.m3u8", encoding: .utf8)
+        return try MasterPlaylist.parse(text).rungs
+    }
+}
+
+/// A scratch directory removed at deinit.
+final class Scratch: @unchecked Sendable {
+    // Sendable: `url` is immutable.
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("priority-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// A web root with out/hls's angles linked in, so a test can add broken or reordered playlists next to them.
+    static func webRoot() throws -> Scratch {
+        let scratch = try Scratch()
+        for n in 1...4 {
+            try FileManager.default.createSymbolicLink(atPath: scratch.path("angle\(n)"),
+                                                       withDestinationPath: "\(HLSFixture.root)/angle\(n)")
+        }
+        return scratch
+    }
+}
+
+/// Scripts/lib/hls-server.py as a child process: a real HTTP server on 127.0.0.1, optionally pacing all its
+/// responses through one shared link of `rate` bits/s.
+final class HLSServer: @unchecked Sendable {
+    // Sendable: `process` is replaced only by start/stop, which the (single) test task calls.
+    let root: String
+    let rate: String?
+    private(set) var port: Int = 0
+    private var process: Process?
+    let statsPath: String?
+
+    init(root: String, rate: String? = nil, statsPath: String? = nil) throws {
+        self.root = root; self.rate = rate; self.statsPath = statsPath
+        try start()
+    }
+
+    deinit { stop() }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    /// Starts (again) — on the same port as before when it ran already.
+    func start() throws {
+        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("hls-port-\(UUID().uuidString)").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        var arguments = [repoRoot.appendingPathComponent("Scripts/lib/hls-server.py").path, "--root", root,
+                         "--port", String(port), "--port-file", portFile]
+        if let rate { arguments += ["--rate", rate] }
+        if let statsPath { arguments += ["--stats", statsPath] }
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) {
+                port = p
+                try? FileManager.default.removeItem(atPath: portFile)
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        stop()
+        throw TestFailure("hls-server.py did not start (python3 missing? run Scripts/setup)")
+    }
+
+    func stop() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+}
+
+func makePlayer(_ number: Int, name: String? = nil) throws -> Player {
+    try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: number, name: name ?? "hls\(number)"),
+                                                  video: .fakeSink, audio: .fakeSink))
+}
+
+/// Resolution of the frames reaching a player's video sink, "1920x1080", nil before the first.
+func shownResolution(_ player: Player) -> String? {
+    guard let sink = try? player.pipeline.get("video-sink", as: Element.self),
+          let caps = try? sink.staticPad("sink").currentCaps, let s = caps.structure(),
+          let w = s.int("width"), let h = s.int("height") else { return nil }
+    return "\(w)x\(h)"
+}
+
+/// Every distinct resolution a player showed, in order, sampled every 50 ms by a task (stop by cancelling).
+final class ResolutionLog: @unchecked Sendable {
+    // Sendable: `seen` is only touched under `lock`.
+    private let lock = NSLock()
+    private var seen: [String] = []
+    private var task: Task<Void, Never>?
+
+    init(_ player: Player) {
+        task = Task { [weak self] in
+            while !Task.isCancelled {
+                if let r = shownResolution(player) { self?.record(r) }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+    deinit { task?.cancel() }
+    private func record(_ r: String) { lock.withLock { if seen.last != r { seen.append(r) } } }
+    var values: [String] { lock.withLock { seen } }
+    func stop() { task?.cancel() }
+}
+
+/// Counts stalls (PLAYING → BUFFERING after the view first played) and failures of one player.
+final class StallCounter: @unchecked Sendable {
+    // Sendable: state only touched under `lock`.
+    private let lock = NSLock()
+    private var playing = false
+    private var hasPlayed = false
+    private var _stalls = 0
+    private var _failure: PlayerError?
+    private var task: Task<Void, Never>?
+
+    init(_ player: Player) async {
+        let events = await player.events()
+        task = Task { [weak self] in
+            for await event in events { self?.handle(event) }
+        }
+    }
+    deinit { task?.cancel() }
+
+    private func handle(_ event: PlayerEvent) {
+        lock.withLock {
+            switch event {
+            case .status(let status):
+                if status.state == .playing { hasPlayed = true }
+                if status.state == .buffering && hasPlayed && playing { _stalls += 1 }
+                playing = status.state == .playing
+            case .failed(let error):
+                _failure = error
+            default:
+                break
+            }
+        }
+    }
+    var stalls: Int { lock.withLock { _stalls } }
+    var failure: PlayerError? { lock.withLock { _failure } }
+    var isPlaying: Bool { lock.withLock { playing } }
+}
