@@ -52,10 +52,17 @@ enum TestMedia {
         return out.path
     }
 
-    /// Random bytes with a media file's name.
+    /// Pseudo-random bytes with a media file's name. The bytes are fixed (seeded SplitMix64): truly random bytes
+    /// now and then look like MPEG audio to typefind and play, which made the test flaky.
     static func garbageFile() throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var state: UInt64 = 0x4d56_4741_5242_4147   // fixed seed
+        let bytes = (0..<20_000).map { _ -> UInt8 in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+        }
         let out = try scratch().appendingPathComponent("garbage.mp4")
         try Data(bytes).write(to: out)
         return out.path
