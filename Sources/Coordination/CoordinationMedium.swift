@@ -174,14 +174,24 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: state.anchorMedia, rate: state.rate),
                                                        expectedItemIdentifier: item, originator: id))
         guard generations[item] == generation else { return false }
-        var started = state
-        started.anchorClock = clock.time + .milliseconds(15)
-        groups[item] = started
-        members[id]?.isReady = true
-        try await coordinator.perform(DelegatedCommand(
-            kind: .play(itemTime: started.anchorMedia, rate: started.rate, atClockTime: started.anchorClock!),
-            expectedItemIdentifier: item, originator: id))
-        return true
+        var lead = Duration.milliseconds(15)
+        for _ in 0..<4 {
+            guard generations[item] == generation else { return false }
+            var started = state
+            let at = clock.time + ClockTime(lead)
+            started.anchorClock = at
+            groups[item] = started
+            members[id]?.isReady = true
+            do {
+                try await coordinator.perform(DelegatedCommand(
+                    kind: .play(itemTime: started.anchorMedia, rate: started.rate, atClockTime: at),
+                    expectedItemIdentifier: item, originator: id))
+                return true
+            } catch CoordinationError.missedStartInstant {
+                lead = lead * 3   // a loaded machine: aim further ahead (still prepared, nothing rendered)
+            }
+        }
+        throw CoordinationError.participantNotReady(id, "could not start in time")
     }
 
     private func bump(_ item: String) -> Int {
@@ -246,12 +256,21 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             let fanoutBegan = ContinuousClock.now
             let starters = ready.sorted().compactMap { id in members[id].map { (id, $0.coordinator) } }
             let clock = self.clock
-            // Each participant reports whether its PLAYING was set before the start instant.
+            // A participant that got "play at C" only after C says so (missedStartInstant) and stays prepared
+            // instead of starting late. (Judging by when `perform` returned would also catch participants that did
+            // start in time and were merely slow to answer, and re-prepare them for nothing.)
             let late: [ParticipantID] = await withTaskGroup(of: ParticipantID?.self) { group in
                 for (id, coordinator) in starters {
                     group.addTask {
-                        try? await coordinator.perform(play)
-                        return clock.time > start ? id : nil
+                        do {
+                            try await coordinator.perform(play)
+                            return nil
+                        } catch CoordinationError.missedStartInstant {
+                            return id
+                        } catch {
+                            // A target that cannot start is caught up like a late one (it gets prepared again).
+                            return clock.time > start ? id : nil
+                        }
                     }
                 }
                 var late: [ParticipantID] = []
@@ -259,8 +278,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
                 return late
             }
             lastStartFanout = ContinuousClock.now - fanoutBegan
-            // A participant that started after the instant would render late frames until it caught up: put it
-            // back on the group's timeline properly instead (prepare ahead, start exactly on time).
+            // A participant that missed the instant is put on the group's timeline properly (prepare ahead, start
+            // exactly on time).
             for id in late.sorted() where generations[item] == generation {
                 try? await catchUp(id, generation: generation)
             }
@@ -339,9 +358,14 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             // The group may have moved (a command) while we prepared: aim again at the new timeline.
             guard let now = groups[member.item], now == current, let startAt = now.clockTime(forMedia: media) else { continue }
             if startAt > clock.time + .milliseconds(5) {
-                try await coordinator.perform(DelegatedCommand(
-                    kind: .play(itemTime: media, rate: now.rate, atClockTime: startAt),
-                    expectedItemIdentifier: now.itemIdentifier, originator: nil))
+                do {
+                    try await coordinator.perform(DelegatedCommand(
+                        kind: .play(itemTime: media, rate: now.rate, atClockTime: startAt),
+                        expectedItemIdentifier: now.itemIdentifier, originator: nil))
+                } catch CoordinationError.missedStartInstant {
+                    lead = lead * 2
+                    continue
+                }
                 members[id]?.isReady = true
                 await coordinator.deliver(.joined(now))
                 await broadcastParticipants()

@@ -81,6 +81,9 @@ public enum CoordinationError: Error, Sendable, Equatable, CustomStringConvertib
     case participantNotReady(ParticipantID, String)
     /// The command was superseded by a newer one before it completed (newest command wins).
     case superseded
+    /// "Play at C" reached the participant after C: it did not start (it would render late), and must be
+    /// prepared again further ahead.
+    case missedStartInstant
 
     public var description: String {
         switch self {
@@ -90,6 +93,7 @@ public enum CoordinationError: Error, Sendable, Equatable, CustomStringConvertib
         case .notConnected: return "not connected to a coordination medium"
         case .participantNotReady(let id, let why): return "participant \(id) not ready: \(why)"
         case .superseded: return "superseded by a newer command"
+        case .missedStartInstant: return "the start instant had passed when the start command arrived"
         }
     }
 }

@@ -113,7 +113,7 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         case .buffer(let time, let rate):
             try await player.prepareCoordinated(at: time, rate: rate)
         case .play(_, _, let clockTime):
-            try await player.startCoordinated(at: clockTime)
+            guard try await player.startCoordinated(at: clockTime) else { throw CoordinationError.missedStartInstant }
         case .pause:
             await player.setWaitingForCoordinatedPlayback(false)
         }

@@ -227,3 +227,35 @@ final class StartInstantStatusTests: XCTestCase {
         await set.tearDown()
     }
 }
+
+/// A "play at C" that arrives after C does not start the pipeline late; a later instant does start it.
+final class MissedStartInstantTests: XCTestCase {
+    func testAPlayerDoesNotStartWhenTheInstantHasPassed() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let source = MediaSource(Media.angles[0])
+        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "late")))
+        await player.adoptClock(medium.clock)
+        try await player.load(source)
+        try recorder.attach(player, item: "one")
+        try await player.prepareCoordinated(at: .seconds(2), rate: 1)
+        let prepared = recorder.frameCount
+
+        let started = try await player.startCoordinated(at: medium.clock.time - .milliseconds(1))
+        XCTAssertFalse(started, "an instant in the past is refused")
+        try await Task.sleep(for: .milliseconds(400))
+        XCTAssertEqual(recorder.frameCount, prepared, "nothing rendered after a refused start")
+        let status = await player.currentStatus
+        XCTAssertNotEqual(status.state, .playing)
+
+        let at = medium.clock.time + .milliseconds(100)
+        let startedLater = try await player.startCoordinated(at: at)
+        XCTAssertTrue(startedLater)
+        try await Task.sleep(for: .milliseconds(500))
+        let first = try unwrap(recorder.frames.filter { $0.renderClockNs >= at.nanoseconds - 5_000_000 }.first)
+        XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
+        XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
+        recorder.detachAll()
+        await player.stop()
+    }
+}

@@ -237,7 +237,9 @@ final class SuspensionTests: XCTestCase {
         let back = await eventually { await set.allPlaying() }
         XCTAssertTrue(back)
 
-        // An interstitial: the others wait (pause, together, on one frame).
+        // An interstitial: the others wait (pause, together, on one frame). The ad viewer's frames are its own
+        // content until it has rejoined, so they are recorded apart (as sync-report does for a suspended view).
+        set.recorder.setItem("interstitial", view: 3)
         let interstitial = await adViewer.coordinator.beginSuspension(for: .playingInterstitial)
         let waiting = await eventually { await set.allPaused([0, 1]) }
         check(waiting, "the others did not wait: \(await set.statuses())")
@@ -254,6 +256,7 @@ final class SuspensionTests: XCTestCase {
         // The interstitial ends: everyone resumes together from where the others waited.
         let endNs = set.nowNs
         try await interstitial.end()
+        set.recorder.setItem("event", view: 3)
         let resumed = await eventually { await set.allPlaying() }
         check(resumed, "\(await set.statuses())")
         let renderingAgain = await set.waitRendering(since: endNs)

@@ -110,10 +110,10 @@ extension CoordinatedViews {
                              fps: 30, mode: "coordinated")
     }
 
-    /// The first frame each view rendered at or after `clockNs`, by view number.
-    func firstFrames(since clockNs: UInt64) -> [Int: FrameRecord] {
+    /// The first frame each view rendered on `item` at or after `clockNs`, by view number.
+    func firstFrames(since clockNs: UInt64, item: String = "event") -> [Int: FrameRecord] {
         var result: [Int: FrameRecord] = [:]
-        for f in frames(since: clockNs) where result[f.view] == nil || f.renderClockNs < result[f.view]!.renderClockNs {
+        for f in frames(since: clockNs) where f.item == item && (result[f.view] == nil || f.renderClockNs < result[f.view]!.renderClockNs) {
             result[f.view] = f
         }
         return result

@@ -68,6 +68,8 @@ public actor Player {
     private var coordinatedWaiting = false { didSet { coordinatedWaitingChanges &+= 1 } }
     /// Counts changes of `coordinatedWaiting`, so a scheduled "start instant reached" knows whether it is stale.
     private var coordinatedWaitingChanges = 0
+    /// The clock adopted from a coordination medium (nil when uncoordinated).
+    private var coordinationClock: Clock?
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -314,6 +316,7 @@ public actor Player {
     /// coordinator's base time is kept across PAUSED→PLAYING. Audio sinks then follow that clock (skew
     /// correction) rather than providing their own.
     public func adoptClock(_ clock: Clock) {
+        coordinationClock = clock
         pipeline.useClock(clock)
         pipeline.startTime = nil
         if let audio = try? pipeline.get("audio-sink", as: Element.self) {
@@ -337,6 +340,7 @@ public actor Player {
 
     /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
     public func releaseClock() {
+        coordinationClock = nil
         pipeline.autoClock()
         pipeline.startTime = .zero
         coordinatedWaiting = false
@@ -376,8 +380,16 @@ public actor Player {
 
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
     /// clock: base time = clockTime − pipeline latency, then PLAYING. No position is nudged afterwards.
-    public func startCoordinated(at clockTime: ClockTime) throws {
+    ///
+    /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant has already
+    /// passed: started late, it would render its first frames late and rush to catch up — the caller should
+    /// prepare it again further ahead instead.
+    @discardableResult
+    public func startCoordinated(at clockTime: ClockTime) throws -> Bool {
         try checkNotFailed()
+        // The pipeline only hands its clock to elements at PAUSED→PLAYING, so ask the adopted clock itself.
+        let clock = coordinationClock ?? pipeline.clock
+        if let now = clock?.time, now >= clockTime { return false }
         let latency = pipeline.queryLatency()?.minimum ?? .zero
         pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
@@ -391,7 +403,7 @@ public actor Player {
             throw PlayerError(view: view, cause: .pipeline("cannot start at \(clockTime)"))
         }
         let change = coordinatedWaitingChanges
-        let now = pipeline.clock?.time ?? clockTime
+        let now = clock?.time ?? clockTime
         if clockTime > now {
             let wait = Duration.nanoseconds(Int64(clockTime.nanoseconds - now.nanoseconds))
             Task { [weak self] in
@@ -403,6 +415,7 @@ public actor Player {
         }
         updateStatus()
         publish(.rateChanged(rate))
+        return true
     }
 
     /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.
