@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "Multiview", targets: ["Multiview"]),
         .library(name: "Coordination", targets: ["Coordination"]),
+        .library(name: "Routing", targets: ["Routing"]),
         .executable(name: "multiview", targets: ["multiview"]),
     ],
     dependencies: [
@@ -24,7 +25,7 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt([
                 "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev",
-                "libx11-dev",
+                "libx11-dev", "libpulse-dev",
             ])]
         ),
         // The one small C shim: only variadic setters, cast macros and trampolines Swift cannot express.
@@ -47,9 +48,15 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Audio routes (PulseAudio sinks, mixable or not) and the external display, arbitrated between views.
+        .target(
+            name: "Routing",
+            dependencies: ["Multiview", "GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -66,6 +73,11 @@ let package = Package(
         .testTarget(
             name: "CoordinationTests",
             dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RoutingTests",
+            dependencies: ["Routing", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -9,6 +9,11 @@ public struct PlayerConfiguration: Sendable {
     public var audio: AudioOutput
     /// Draw a visualisation (goom) for audio-only media so its tile is not blank. Off headless.
     public var visualizeAudioOnly: Bool
+    /// Extra PulseAudio stream properties (the routing layer tags its streams so it can find them on the server).
+    public var audioStreamProperties: [String: String] = [:]
+    /// A second video output (the external display route), fed through a valve that is closed until
+    /// `setExternalVideoActive(true)`.
+    public var externalVideo: ExternalVideoTarget?
 
     public init(view: ViewIdentity, video: VideoOutput = .fakeSink, audio: AudioOutput = .fakeSink,
                 visualizeAudioOnly: Bool = false) {
@@ -28,6 +33,8 @@ public actor Player {
 
     private let bus: Bus
     private let tagOverlay: Element?
+    /// The valve in front of the external display branch (nil without one); open = this view is on the external route.
+    private let externalValve: Element?
     /// Latest media time (buffer PTS + duration) that reached a sink, written by pad probes on streaming
     /// threads; a Mutex-protected box is its owner.
     private let renderedMediaTime = RenderedMediaTime()
@@ -65,6 +72,7 @@ public actor Player {
         }
         self.pipeline = playbin
         var overlay: Element?
+        var externalValve: Element?
         do {
             // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
             var flags = ["audio", "text", "soft-volume", "buffering"]
@@ -76,7 +84,7 @@ public actor Player {
                 let sink = try Element(factory: "fakesink", name: "videosink")
                 try sink.set("sync", true)
                 try sink.set("qos", true)
-                try playbin.set("video-sink", sink)
+                try playbin.set("video-sink", try Player.withExternalBranch(sink, configuration, &externalValve))
             case .window(let target):
                 flags.append("video")
                 if configuration.visualizeAudioOnly { flags.append("vis") }
@@ -95,7 +103,7 @@ public actor Player {
                     throw GStreamerError.missingElement(factory: "ximagesink")
                 }
                 try sink.setWindowHandle(target.handle)
-                try playbin.set("video-sink", bin as Element)
+                try playbin.set("video-sink", try Player.withExternalBranch(bin, configuration, &externalValve))
                 overlay = bin.child(named: "tag")
             }
             switch configuration.audio {
@@ -116,8 +124,11 @@ public actor Player {
                 try naming.set("tags", "title=\"\(quoted)\"")
                 if let device { try sink.set("device", device) }
                 try sink.set("client-name", "Multiview")
+                // multiview.view names the view on the server (the routing layer finds its streams by it).
+                let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
+                    .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()
                 try sink.set("stream-properties", fromString:
-                    "props,media.role=video,application.name=Multiview")
+                    "props,media.role=video,application.name=Multiview,multiview.view=(string)\"\(view.number)\"" + extra)
                 try playbin.set("audio-sink", bin as Element)
             }
             try playbin.set("flags", fromString: flags.joined(separator: "+"))
@@ -126,6 +137,7 @@ public actor Player {
             throw PlayerError(view: view, cause: .pipeline(error.description))
         }
         self.tagOverlay = overlay
+        self.externalValve = externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
         for property in ["video-sink", "audio-sink"] {
@@ -277,6 +289,45 @@ public actor Player {
     /// Updates the tag burnt into the tile (window output only).
     public func setTag(_ text: String) {
         try? tagOverlay?.set("text", text)
+    }
+
+    /// Shows (or stops showing) this view on the external display route. The grid tile keeps playing either way;
+    /// both branches render on the same pipeline clock, so coordinated views stay aligned on both screens.
+    public func setExternalVideoActive(_ active: Bool) {
+        try? externalValve?.set("drop", !active)
+    }
+
+    /// Whether this view's video currently flows to the external display.
+    public var isExternalVideoActive: Bool {
+        guard let externalValve, let drop = try? externalValve.get("drop", as: Bool.self) else { return false }
+        return !drop
+    }
+
+    /// `sink` alone, or (with an external display configured) a tee feeding `sink` and, through a closed valve,
+    /// an `ximagesink` drawing into the external display's window. The external sink is `async=false`: it gets no
+    /// buffers while the valve is closed and must not hold up preroll.
+    static func withExternalBranch(_ sink: Element, _ configuration: PlayerConfiguration,
+                                   _ valve: inout Element?) throws -> Element {
+        guard let external = configuration.externalVideo else { return sink }
+        let display = external.display.replacingOccurrences(of: "\"", with: "")
+        let bin = try Bin.parse("""
+            tee name=split ! queue name=local \
+            split. ! valve name=external drop=true ! queue max-size-buffers=3 leaky=downstream ! videoconvert ! \
+            videoscale ! video/x-raw,width=\(external.width),height=\(external.height),pixel-aspect-ratio=1/1 ! \
+            textoverlay text="\(configuration.view.number) \(configuration.view.name.replacingOccurrences(of: "\"", with: "'"))" \
+            valignment=top halignment=left font-desc="Sans Bold 14" shaded-background=true ! \
+            videoconvert ! ximagesink name=externalsink display="\(display)" async=false force-aspect-ratio=false
+            """, ghostUnlinkedPads: false)
+        guard let split = bin.child(named: "split"), let local = bin.child(named: "local"),
+              let externalSink = bin.child(named: "externalsink") else {
+            throw GStreamerError.missingElement(factory: "tee/valve/ximagesink")
+        }
+        try bin.add(sink)
+        try local.link(sink)
+        try bin.addGhostPad(named: "sink", target: try split.staticPad("sink"))
+        try externalSink.setWindowHandle(external.handle)
+        valve = bin.child(named: "external")
+        return bin
     }
 
     // MARK: Coordination primitives (used by the coordination layer; they never go through the interceptor)

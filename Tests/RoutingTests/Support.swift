@@ -1,0 +1,205 @@
+import Foundation
+import GStreamer
+import Multiview
+import XCTest
+@testable import Routing
+
+/// The bundled media, located from this file (Tests/RoutingTests/Support.swift → repo root).
+enum RoutingMedia {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static func path(_ file: String) -> String { root.appendingPathComponent("Media").appendingPathComponent(file).path }
+    /// angle1 440 Hz, angle2 660 Hz, angle3 880 Hz, angle4 1100 Hz (Media/.manifest.json).
+    static let angles: [(file: String, tone: Double)] = [
+        ("angle1-wide.mp4", 440), ("angle2-left.webm", 660), ("angle3-right.mkv", 880), ("angle4-overhead.mp4", 1100),
+    ]
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
+
+func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    if let output {
+        FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+    } else {
+        process.standardOutput = FileHandle.nullDevice
+    }
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
+/// SIGKILL: children of the test process inherit a signal mask that blocks SIGINT and SIGTERM.
+func stopTool(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// A connection to the test daemon plus the null sinks a test loaded (unloaded at the end, so tests sharing the
+/// daemon never see each other's sinks). Fails the test loudly when PulseAudio is not reachable.
+final class PulseFixture: @unchecked Sendable {
+    // Sendable: `modules` is touched only from the test's own (serial) flow.
+    let client: PulseAudioClient
+    private var modules: [UInt32] = []
+    let tag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+
+    init() throws {
+        do {
+            client = try PulseAudioClient(applicationName: "multiview-tests")
+        } catch {
+            XCTFail("PulseAudio is not reachable (\(error)). Run the tests through Scripts/test.")
+            throw error
+        }
+    }
+
+    /// Loads a null sink named `base_<tag>` and returns its name.
+    @discardableResult
+    func nullSink(_ base: String, properties: String = "") throws -> String {
+        let name = "\(base)_\(tag)"
+        let props = "device.description=\(base)" + (properties.isEmpty ? "" : " " + properties)
+        let module = try client.loadModule("module-null-sink", arguments: "sink_name=\(name) sink_properties='\(props)'")
+        modules.append(module)
+        return name
+    }
+
+    func moduleIndex(ofSink name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.ownerModule }
+
+    func unload(sink name: String) throws {
+        guard let module = try moduleIndex(ofSink: name) else { return }
+        try client.unloadModule(module)
+        modules.removeAll { $0 == module }
+    }
+
+    /// Makes sure module-role-cork is loaded (unloaded at teardown if we loaded it).
+    func ensureRoleCork() throws {
+        let listed = try runTool(["pactl", "list", "short", "modules"])
+        if !listed.output.contains("module-role-cork") {
+            modules.append(try client.loadModule("module-role-cork", arguments: ""))
+        }
+    }
+
+    func tearDown() {
+        for module in modules.reversed() { try? client.unloadModule(module) }
+        modules = []
+    }
+
+    /// Our arbiter's streams (by instance), with their view numbers.
+    func streams(of instance: String) throws -> [(view: Int, input: PulseSinkInput)] {
+        try client.sinkInputs().compactMap { input in
+            guard input.properties["multiview.instance"] == instance,
+                  let view = input.properties["multiview.view"].flatMap({ Int($0) }) else { return nil }
+            return (view, input)
+        }
+    }
+
+    func sinkIndex(_ name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.index }
+}
+
+/// Records a sink's monitor (mono float32 at 48 kHz) with parec, in the background.
+final class MonitorRecording {
+    static let rate = 48_000.0
+    let path: String
+    private let process: Process
+    let started = ContinuousClock.now
+
+    init(sink: String) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-\(UUID().uuidString).f32").path
+        process = try startTool(["parec", "--device=\(sink).monitor", "--raw", "--format=float32le", "--channels=1",
+                                 "--rate=48000", "--latency-msec=20"], output: path)
+    }
+
+    func stop() -> [Float] {
+        stopTool(process)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+}
+
+/// Spectrum helpers: Goertzel magnitude at one frequency; the dominant frequency in a band (5 Hz steps).
+enum Spectrum {
+    static func level(_ x: ArraySlice<Float>, frequency: Double, rate: Double = MonitorRecording.rate) -> Double {
+        let w = 2 * Double.pi * frequency / rate
+        let coefficient = 2 * cos(w)
+        var s1 = 0.0, s2 = 0.0
+        for (i, sample) in x.enumerated() {
+            // Hann window: keeps the 1 s clicks and neighbouring tones from leaking into each other.
+            let hann = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(max(1, x.count - 1)))
+            let s = Double(sample) * hann + coefficient * s1 - s2
+            s2 = s1; s1 = s
+        }
+        return sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(max(1, x.count))
+    }
+
+    static func dominant(_ x: ArraySlice<Float>, from low: Double = 200, to high: Double = 2000) -> (frequency: Double, level: Double) {
+        var best = (frequency: 0.0, level: 0.0)
+        var f = low
+        while f <= high {
+            let l = level(x, frequency: f)
+            if l > best.level { best = (f, l) }
+            f += 5
+        }
+        return best
+    }
+
+    static func rms(_ x: ArraySlice<Float>) -> Double {
+        guard !x.isEmpty else { return 0 }
+        return sqrt(x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count))
+    }
+}
+
+/// Players made the way the stage makes them with routing: configured by the arbiter, attached, loaded, playing.
+struct RoutedViews {
+    let arbiter: RoutingArbiter
+    let players: [Player]
+
+    static func start(_ arbiter: RoutingArbiter, files: [String], audio: AudioOutput = .pulse(device: nil)) async throws -> RoutedViews {
+        var players: [Player] = []
+        for (i, file) in files.enumerated() {
+            let base = PlayerConfiguration(view: ViewIdentity(number: i + 1, name: (file as NSString).lastPathComponent),
+                                           video: .fakeSink, audio: audio)
+            let player = try Player(configuration: await arbiter.configure(base))
+            await arbiter.attach(player)
+            try await player.load(MediaSource(RoutingMedia.path(file)))
+            players.append(player)
+        }
+        for player in players { try await player.play() }
+        return RoutedViews(arbiter: arbiter, players: players)
+    }
+
+    func stop() async {
+        for player in players { await player.stop() }
+        await arbiter.shutdown()
+    }
+}
