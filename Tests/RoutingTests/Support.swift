@@ -123,24 +123,36 @@ final class PulseFixture: @unchecked Sendable {
         }
     }
 
+    /// Views of `arbiter` whose streams play on `sink`, per the server.
+    func viewsOn(_ sink: String, _ arbiter: RoutingArbiter) throws -> [Int] {
+        let index = try sinkIndex(sink)
+        return try streams(of: arbiter.instance).filter { $0.input.sink == index }.map(\.view).sorted()
+    }
+
     func sinkIndex(_ name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.index }
 }
 
-/// Records a sink's monitor (mono float32 at 48 kHz) with parec, in the background.
+/// Records a sink's monitor (mono float32 at 48 kHz) into a file with an in-process GStreamer pipeline
+/// (pulsesrc → filesink; going to NULL closes the file, so nothing buffered is lost).
 final class MonitorRecording {
     static let rate = 48_000.0
     let path: String
-    private let process: Process
-    let started = ContinuousClock.now
+    private let pipeline: Pipeline
+    private(set) var started = ContinuousClock.now
 
     init(sink: String) throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-\(UUID().uuidString).f32").path
-        process = try startTool(["parec", "--device=\(sink).monitor", "--raw", "--format=float32le", "--channels=1",
-                                 "--rate=48000", "--latency-msec=20"], output: path)
+        pipeline = try Pipeline.parseLaunch("""
+            pulsesrc device=\(sink).monitor buffer-time=20000 latency-time=10000 ! \
+            audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink location=\(path)
+            """)
+        _ = try pipeline.setState(.playing)
+        _ = try? pipeline.waitForState(timeout: .seconds(5))
+        started = ContinuousClock.now
     }
 
     func stop() -> [Float] {
-        stopTool(process)
+        _ = try? pipeline.setState(.null)
         defer { try? FileManager.default.removeItem(atPath: path) }
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
