@@ -42,6 +42,20 @@ public final class ExternalDisplayWindow: @unchecked Sendable {
 
     deinit { close() }
 
+    /// The size of an X display's first screen, nil when it does not answer.
+    public static func probe(display: String) -> (width: Int, height: Int)? {
+        guard let connection = XOpenDisplay(display) else { return nil }
+        defer { XCloseDisplay(connection) }
+        let screen = XDefaultScreen(connection)
+        return (Int(XDisplayWidth(connection, screen)), Int(XDisplayHeight(connection, screen)))
+    }
+
+    /// X displays with a local socket (/tmp/.X11-unix/XN), as ":N", in number order.
+    public static func localDisplays() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp/.X11-unix")) ?? []
+        return names.compactMap { $0.hasPrefix("X") ? Int($0.dropFirst()) : nil }.sorted().map { ":\($0)" }
+    }
+
     public func close() {
         closed.lock()
         defer { closed.unlock() }

@@ -142,12 +142,13 @@ public actor RoutingArbiter {
     }
 
     /// Picks the route (and, for a non-mixable one, loads the silent parking sink) and starts listening to the
-    /// server. Throws `RoutingError.noSuchSink` when `--audio-route` names no sink.
-    public func start() throws {
-        guard let client else { return }
+    /// server. Throws `RoutingError.noSuchSink` when `--audio-route` names no sink (then `start(useDefaultSink:
+    /// true)` plays to the default sink instead).
+    public func start(useDefaultSink: Bool = false) throws {
+        guard let client, route == nil else { return }
         let defaultSink = try client.serverDefaultSinkName()
         let sinks = try client.sinks()
-        let name = configuration.audioRoute ?? defaultSink
+        let name = useDefaultSink ? defaultSink : configuration.audioRoute ?? defaultSink
         guard let sink = sinks.first(where: { $0.name == name }) else {
             throw RoutingError.noSuchSink(name, available: sinks.map(\.name))
         }
@@ -237,14 +238,17 @@ public actor RoutingArbiter {
         await applyExternal()
     }
 
+    /// Whether PulseAudio answered (without it the views play without audio routing).
+    public var hasPulseAudio: Bool { client != nil }
+
     /// The route in use (nil without PulseAudio).
     public var currentRoute: AudioRoute? { route }
 
     /// The view whose audio plays on the non-mixable route (preferred, else the first live view); nil when mixable.
     public var nonMixableOwner: Int? {
         guard route?.isNonMixable == true else { return nil }
-        if let preferred = preferredParticipantForNonMixableAudioRoutes,
-           entries[preferred]?.ended == false { return preferred }
+        // A preferred view not attached yet (the stage is still making views) already owns the route.
+        if let preferred = preferredParticipantForNonMixableAudioRoutes, entries[preferred]?.ended != true { return preferred }
         return entries.values.filter { !$0.ended }.map(\.view.number).min()
     }
 
@@ -252,7 +256,8 @@ public actor RoutingArbiter {
     public var externalPlaybackOwner: Int? {
         guard external != nil else { return nil }
         let allowed = entries.values.filter { !$0.ended && !configuration.localOnly.contains($0.view.number) }
-        if let preferred = preferredParticipantForExternalPlayback, allowed.contains(where: { $0.view.number == preferred }) {
+        if let preferred = preferredParticipantForExternalPlayback, entries[preferred]?.ended != true,
+           !configuration.localOnly.contains(preferred) {
             return preferred
         }
         return allowed.map(\.view.number).min()
@@ -417,5 +422,17 @@ public enum RoutingError: Error, CustomStringConvertible {
         case .noSuchSink(let name, let available):
             return "no PulseAudio sink named '\(name)' (sinks: \(available.joined(separator: ", ")))"
         }
+    }
+}
+
+/// The arbiter plugs into a stage: views are configured and attached as they are made, end/failure resets their
+/// preferences, and `audio N` / `external N` (keys `a N` / `v N`) set the preferences.
+extension RoutingArbiter: StageRouting {
+    public func preferAudio(_ number: Int?) {
+        setPreferredParticipantForNonMixableAudioRoutes(number)
+    }
+
+    public func preferExternal(_ number: Int?) async {
+        await setPreferredParticipantForExternalPlayback(number)
     }
 }

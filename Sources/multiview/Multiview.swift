@@ -10,7 +10,7 @@ struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self, SyncReport.self],
+        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self],
         defaultSubcommand: Play.self
     )
 }
@@ -54,6 +54,9 @@ struct Play: AsyncParsableCommand {
     @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI'.")
     var spareTiles: Int = 0
 
+    @OptionGroup(title: "Audio routes and the external display")
+    var routing: RoutingOptions
+
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
 
@@ -82,8 +85,15 @@ struct Play: AsyncParsableCommand {
             configuration.coordination = CoordinatedStage(itemIdentifier: itemId)
             configuration.spareTiles = max(0, spareTiles)
         }
+        let arbiter = await routing.makeArbiter(reporter: TerminalReporter(), viewCount: media.count)
+        if let arbiter {
+            configuration.routing = arbiter
+            // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
+            if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
+        }
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
         let outcome = await stage.run(commands: StdinCommands.stream())
+        await arbiter?.shutdown()
         for failure in outcome.failures {
             FileHandle.standardError.write(Data("\(failure)\n".utf8))
         }

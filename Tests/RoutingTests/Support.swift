@@ -215,3 +215,71 @@ struct RoutedViews {
         await arbiter.shutdown()
     }
 }
+
+/// A second X server of the test's own standing for the TV (Xvfb on a free display number from :150).
+final class XvfbDisplay {
+    let name: String
+    private let number: Int
+    private let process: Process
+
+    init(width: Int = 1280, height: Int = 720) throws {
+        for n in 150...199 where !FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
+            && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
+            let p = try startTool(["Xvfb", ":\(n)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while p.isRunning && ContinuousClock.now < deadline && ExternalDisplayWindow.probe(display: ":\(n)") == nil {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            if p.isRunning && ExternalDisplayWindow.probe(display: ":\(n)") != nil {
+                number = n; name = ":\(n)"; process = p
+                return
+            }
+            stopTool(p)
+        }
+        throw TestFailure("could not start Xvfb on any display :150-:199 (is xvfb installed? Scripts/setup)")
+    }
+
+    /// SIGKILL (see `stopTool`), so the server cannot remove its lock and socket: we do.
+    func stop() {
+        stopTool(process)
+        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
+        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+    }
+
+    /// The whole screen as RGB bytes (ximagesrc, one frame).
+    func screenshot() throws -> (width: Int, height: Int, rgb: [UInt8]) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-shot-\(UUID().uuidString).rgb").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try runTool(["gst-launch-1.0", "-q", "ximagesrc", "display-name=\(name)", "num-buffers=1", "use-damage=false",
+                                  "!", "videoconvert", "!", "video/x-raw,format=RGB", "!", "filesink", "location=\(path)"])
+        guard result.status == 0, let data = FileManager.default.contents(atPath: path),
+              let size = ExternalDisplayWindow.probe(display: name), data.count >= size.width * size.height * 3 else {
+            throw TestFailure("screenshot of \(name) failed: \(result.output)")
+        }
+        // ximagesrc rows may be padded to 4 bytes; 1280 * 3 is a multiple of 4, so none here.
+        return (size.width, size.height, Array(data.prefix(size.width * size.height * 3)))
+    }
+
+    /// The most common colour on the screen (quantised to 8 levels per step): the clip's background colour.
+    func dominantColour() throws -> (r: Int, g: Int, b: Int) {
+        let shot = try screenshot()
+        var counts: [Int: Int] = [:]
+        var i = 0
+        while i + 2 < shot.rgb.count {
+            let key = (Int(shot.rgb[i]) >> 3) << 10 | (Int(shot.rgb[i + 1]) >> 3) << 5 | (Int(shot.rgb[i + 2]) >> 3)
+            counts[key, default: 0] += 1
+            i += 3 * 7  // every 7th pixel is plenty
+        }
+        let key = counts.max { $0.value < $1.value }!.key
+        return (((key >> 10) & 31) << 3 + 4, ((key >> 5) & 31) << 3 + 4, (key & 31) << 3 + 4)
+    }
+}
+
+/// Which bundled angle a colour is the background of (Scripts/make-media: angle1 0x1e5028, angle2 0x1e4650,
+/// angle3 0x142850, angle4 0x502a1e); nil when none is within reach (black screen, anything else).
+func angle(ofBackground c: (r: Int, g: Int, b: Int)) -> Int? {
+    let backgrounds = [(30, 80, 40), (30, 70, 80), (20, 40, 80), (80, 42, 30)]
+    let distances = backgrounds.map { abs($0.0 - c.r) + abs($0.1 - c.g) + abs($0.2 - c.b) }
+    let best = distances.enumerated().min { $0.element < $1.element }!
+    return best.element <= 36 ? best.offset + 1 : nil
+}

@@ -18,6 +18,8 @@ public struct StageConfiguration: Sendable {
     public var coordination: (any StageCoordination)?
     /// Spare tiles kept free in the window for views added while running (`add URI`).
     public var spareTiles: Int = 0
+    /// Audio routes and the external display: the routing layer plugs in here.
+    public var routing: (any StageRouting)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -38,6 +40,22 @@ public protocol StageCoordination: Sendable {
     func label(for player: Player) async -> String?
     /// "What happened?" on one view: replay the last seconds at 2x and rejoin; the others never pause.
     func whatHappened(_ player: Player) async throws
+}
+
+/// What the routing layer provides to a stage (defined here so the stage need not import it).
+public protocol StageRouting: Sendable {
+    /// The configuration a view's player gets (audio device, stream tags, external display branch).
+    func configure(_ configuration: PlayerConfiguration) async -> PlayerConfiguration
+    /// A view's player exists (before its media is loaded).
+    func attach(_ player: Player) async
+    /// A view ended or failed: preferences for it reset.
+    func viewEnded(_ number: Int) async
+    /// `audio N` / `a N`: the preferred view for non-mixable audio routes (nil: none).
+    func preferAudio(_ number: Int?) async
+    /// `external N` / `v N`: the preferred view for the external display (nil: none).
+    func preferExternal(_ number: Int?) async
+    /// Which routes the view owns, for its tag ("♪ living-room  ▶ TV"), nil when none.
+    func label(for number: Int) async -> String?
 }
 
 /// How a stage run ended.
@@ -212,10 +230,12 @@ public actor Stage {
         guard let continuation = inputContinuation else { return }
         let index = view.number - 1
         let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
-        let config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        if let routing = configuration.routing { config = await routing.configure(config) }
         do {
             let player = try Player(configuration: config)
             players[view.number] = player
+            await configuration.routing?.attach(player)
             let events = await player.events()
             Task { for await event in events { continuation.yield(.player(view.number, event)) } }
         } catch let error as PlayerError {
@@ -282,10 +302,14 @@ public actor Stage {
                 await updateTag(number)
             case .endOfStream:
                 ended.insert(number)
+                await configuration.routing?.viewEnded(number)
             case .failed(let error):
                 recordFailure(error)
+                await configuration.routing?.viewEnded(number)
                 if !startupComplete && allViewsStarted { await completeStartup() }
-            case .warning, .seekCompleted, .rateChanged, .interruption:
+            case .interruption(let began):
+                reporter.note("view \(number): audio \(began ? "interrupted (stream corked by PulseAudio)" : "interruption ended")")
+            case .warning, .seekCompleted, .rateChanged:
                 break
             }
         case .command(let command):
@@ -324,6 +348,13 @@ public actor Stage {
             await perform(anyPlaying ? .pause : .play)
         case .add(let uri):
             await addView(uri)
+        case .preferAudio(let number), .preferExternal(let number):
+            guard let routing = configuration.routing else {
+                reporter.note("'\(command)' needs audio routing (--audio-route / --external-display)")
+                return
+            }
+            if case .preferAudio = command { await routing.preferAudio(number) } else { await routing.preferExternal(number) }
+            for view in views { await updateTag(view.number) }
         case .whatHappened(let number):
             guard let coordination = configuration.coordination, let player = players[number] else {
                 reporter.note("'r \(number)' needs --coordinated and an existing view")
@@ -393,6 +424,7 @@ public actor Stage {
             return status.state.description.lowercased()
         } ?? ""
         if let label = await configuration.coordination?.label(for: player) { state = label }
+        if let routes = await configuration.routing?.label(for: number) { state += "  \(routes)" }
         await player.setTag("\(view.number) \(view.name)  \(info)  \(state)")
     }
 
