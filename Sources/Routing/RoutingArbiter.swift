@@ -44,6 +44,8 @@ public enum RoutingEvent: Sendable, Equatable, CustomStringConvertible {
     case routeLost(sink: String, fallback: String)
     /// PulseAudio cannot be used: the views play without routing (video unaffected).
     case pulseAudioUnavailable(String)
+    /// The server answers again: routing resumes.
+    case pulseAudioBack
     /// A request named a view that does not exist.
     case noSuchView(Int)
     /// A request could not be carried out on the server.
@@ -67,6 +69,7 @@ public enum RoutingEvent: Sendable, Equatable, CustomStringConvertible {
         case .routeLost(let sink, let fallback):
             return "audio route \(sink) was removed: falling back to the default sink \(fallback)"
         case .pulseAudioUnavailable(let why): return "audio routing disabled: \(why); video keeps playing"
+        case .pulseAudioBack: return "PulseAudio answers again: audio routing resumes"
         case .noSuchView(let n): return "no view \(n)"
         case .failed(let why): return "routing: \(why)"
         }
@@ -88,7 +91,7 @@ public actor RoutingArbiter {
     /// Tags our streams on the server (several players or test runs may share one daemon).
     public nonisolated let instance: String
 
-    private let client: PulseAudioClient?
+    private var client: PulseAudioClient?
     private var route: AudioRoute?
     private var parkingSink: String?
     private var parkingModule: UInt32?
@@ -111,6 +114,7 @@ public actor RoutingArbiter {
     private var nextSubscriber = 0
     private var history: [RoutingEvent] = []
     private var listener: Task<Void, Never>?
+    private var reconnect: Task<Void, Never>?
 
     /// Connects to PulseAudio and the external display. Never throws: without PulseAudio (or with a missing route)
     /// it reports one clear event and the views play as before.
@@ -167,6 +171,7 @@ public actor RoutingArbiter {
 
     /// Unloads the parking sink and closes the external window.
     public func shutdown() {
+        reconnect?.cancel()
         listener?.cancel()
         listener = nil
         if let parkingModule, let client { try? client.unloadModule(parkingModule) }
@@ -315,10 +320,48 @@ public actor RoutingArbiter {
         case .sinkInputAdded, .sinkInputChanged:
             reconcileAudio()
         case .disconnected:
-            emit(.pulseAudioUnavailable("the PulseAudio server went away"))
+            serverLost()
         default:
             break
         }
+    }
+
+    /// The server went away: routing pauses (the players play on silently, see `Player.audioOutputLost`) and a task
+    /// reconnects every second; then the route is picked again (falling back to the default sink when the routed
+    /// sink did not come back) and the streams, as they return, are placed again.
+    private func serverLost() {
+        guard client != nil else { return }
+        emit(.pulseAudioUnavailable("the PulseAudio server went away"))
+        listener?.cancel()
+        listener = nil
+        client = nil
+        route = nil
+        parkingSink = nil
+        parkingModule = nil
+        announcedOwner = nil
+        reconnect?.cancel()
+        reconnect = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard let client = try? PulseAudioClient() else { continue }
+                await self?.serverBack(client)
+                return
+            }
+        }
+    }
+
+    private func serverBack(_ newClient: PulseAudioClient) {
+        client = newClient
+        emit(.pulseAudioBack)
+        do {
+            try start()
+        } catch {
+            if let wanted = configuration.audioRoute, let fallback = try? newClient.serverDefaultSinkName() {
+                emit(.routeLost(sink: wanted, fallback: fallback))
+            }
+            do { try start(useDefaultSink: true) } catch { emit(.failed("\(error)")) }
+        }
+        reconcileAudio()
     }
 
     /// The routed sink is gone: the server already moved our streams to its default sink; that becomes the route.

@@ -283,3 +283,53 @@ func angle(ofBackground c: (r: Int, g: Int, b: Int)) -> Int? {
     let best = distances.enumerated().min { $0.element < $1.element }!
     return best.element <= 36 ? best.offset + 1 : nil
 }
+
+/// A PulseAudio daemon of the test's own (not the shared test daemon), which the test may stop and start again on
+/// the same socket: a null sink as its default sink, anonymous auth.
+final class PrivatePulseDaemon {
+    let directory: URL
+    var socket: String { directory.appendingPathComponent("native").path }
+    var server: String { "unix:\(socket)" }
+    private var process: Process?
+
+    init() throws {
+        directory = URL(fileURLWithPath: "/tmp/mv-pa-\(getpid())-\(UInt16.random(in: 0...UInt16.max))")
+        for sub in ["home", "run/pulse"] {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
+    }
+
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let home = directory.appendingPathComponent("home").path, run = directory.appendingPathComponent("run").path
+        p.arguments = ["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse", "XDG_CONFIG_HOME=\(home)",
+                       "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                       "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+                       "-L", "module-null-sink sink_name=private_sink"]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if (try? PulseAudioClient(server: server)) != nil { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestFailure("the private PulseAudio daemon did not answer on \(socket)")
+    }
+
+    func stop() {
+        if let process { stopTool(process) }
+        process = nil
+        try? FileManager.default.removeItem(atPath: socket)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

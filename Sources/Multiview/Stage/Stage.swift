@@ -99,6 +99,8 @@ public actor Stage {
     private var infos: [Int: ViewMediaInfo] = [:]
     private var failures: [Int: PlayerError] = [:]
     private var ended: Set<Int> = []
+    /// Views whose PulseAudio stream is lost (server gone).
+    private var audioLostViews: Set<Int> = []
     private var played: Set<Int> = []
     private var window: GridWindow?
     private var inputContinuation: AsyncStream<Input>.Continuation?
@@ -309,6 +311,14 @@ public actor Stage {
                 if !startupComplete && allViewsStarted { await completeStartup() }
             case .interruption(let began):
                 reporter.note("view \(number): audio \(began ? "interrupted (stream corked by PulseAudio)" : "interruption ended")")
+            case .audioOutput(let lost, let reason):
+                // Every view loses its stream when the server goes: one line for all of them, one when it is back.
+                if lost {
+                    if audioLostViews.isEmpty { reporter.note("audio output lost (\(reason)): the views play on without sound until PulseAudio is back") }
+                    audioLostViews.insert(number)
+                } else if audioLostViews.remove(number) != nil && audioLostViews.isEmpty {
+                    reporter.note("audio output back on PulseAudio")
+                }
             case .warning, .seekCompleted, .rateChanged:
                 break
             }
