@@ -50,6 +50,9 @@ final class PulseAudioClientTests: XCTestCase {
         var configuration = PlayerConfiguration(view: ViewIdentity(number: 3, name: "angle2-left.webm"),
                                                 video: .fakeSink, audio: .pulse(device: a))
         configuration.audioStreamProperties["multiview.instance"] = "client-test-\(pulse.tag)"
+        // Our own restore id: module-stream-restore must not remember this test's mute/volume for every later
+        // media.role=video stream on the daemon (other tests' views would start muted).
+        configuration.audioStreamProperties["module-stream-restore.id"] = "multiview-client-test-\(pulse.tag)"
         let player = try Player(configuration: configuration)
         try await player.load(MediaSource(RoutingMedia.path("angle2-left.webm")))
         try await player.play()
