@@ -44,6 +44,36 @@ func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// Runs a program with its output in a file, waiting for exactly that process (posix_spawn + waitpid). Used for
+/// scripts that leave daemons behind: Foundation's Process did not report such a script's end here.
+func runToolDetached(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("routing-tool-\(UUID().uuidString).log").path
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
+    guard spawned == 0 else { throw TestFailure("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
+    let deadline = ContinuousClock.now + timeout
+    var status: Int32 = 0
+    while waitpid(pid, &status, WNOHANG) == 0 {
+        if ContinuousClock.now > deadline {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            return (-1, "timed out: \(arguments.joined(separator: " "))")
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    return (exit, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+}
+
 func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -51,11 +81,13 @@ func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
     process.standardInput = FileHandle.nullDevice
     if let output {
         FileManager.default.createFile(atPath: output, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: output)
+        let handle = FileHandle(forWritingAtPath: output)
+        process.standardOutput = handle
+        process.standardError = handle
     } else {
         process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
     }
-    process.standardError = FileHandle.nullDevice
     try process.run()
     return process
 }
@@ -91,6 +123,11 @@ final class PulseFixture: @unchecked Sendable {
         let module = try client.loadModule("module-null-sink", arguments: "sink_name=\(name) sink_properties='\(props)'")
         modules.append(module)
         return name
+    }
+
+    /// Loads any module (unloaded at teardown).
+    func loadModule(_ name: String, arguments: String) throws {
+        modules.append(try client.loadModule(name, arguments: arguments))
     }
 
     func moduleIndex(ofSink name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.ownerModule }
