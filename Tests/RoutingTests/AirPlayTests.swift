@@ -66,8 +66,8 @@ final class AirPlayTests: XCTestCase {
         XCTAssertTrue(on, "only view 2 on the AirPlay sink")
 
         // About 1.3 s from PulseAudio to the receiver's output (platform notes); wait well past it. What the receiver
-        // put out must be view 2's tone. (Only the loudest second is checked: in this process the RAOP stream goes
-        // silent about a second after it starts — see the routing notes in README — so a swap by ear is not checked.)
+        // put out must be view 2's tone. (Only the loudest half second is checked: file playback into a RAOP sink goes
+        // silent after about 2 s, also with a bare gst-launch-1.0 playbin3 — see README — so no swap by ear here.)
         try await Task.sleep(for: .seconds(4))
         let received = lastReceived(seconds: 30, in: directory)
         XCTAssertGreaterThan(received.count, 44_100, "the receiver put out audio")
