@@ -77,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RoutingTests",
-            dependencies: ["Routing", "Multiview", "GStreamer", "CGStreamer"],
+            dependencies: ["Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

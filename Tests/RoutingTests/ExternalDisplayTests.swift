@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import XCTest
+import Coordination
 @testable import Routing
 
 /// The external display route: a real second X server (Xvfb) stands for the TV; what it shows is checked on its
@@ -65,5 +66,56 @@ final class ExternalDisplayTests: XCTestCase {
         }
         XCTAssertTrue(events.contains(.externalPlaybackOwner(view: 2, display: tv.name)))
         XCTAssertTrue(events.contains(.externalPlaybackOwner(view: 1, display: tv.name)))
+    }
+
+    /// Coordinated views on a stage with the external display: swapping which view the TV shows never pulls the
+    /// views apart (both branches of a view run on its pipeline clock, which the group shares).
+    func testCoordinatedViewsStayAlignedWhileTheExternalDisplaySwaps() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        let tv = try XvfbDisplay()
+        self.tv = tv
+        let arbiter = RoutingArbiter(configuration: RoutingConfiguration(preferredExternal: 1, externalDisplay: tv.name))
+        try await arbiter.start()
+        var configuration = StageConfiguration(sources: RoutingMedia.angles.prefix(2).map { MediaSource(RoutingMedia.path($0.file)) },
+                                               headless: true, duration: 30, audio: .fakeSink)
+        configuration.coordination = CoordinatedStage(itemIdentifier: "routing-\(UInt32.random(in: 0...UInt32.max))")
+        configuration.routing = arbiter
+        let stage = Stage(configuration: configuration, reporter: Notes())
+        let (commands, input) = AsyncStream<StageCommand>.makeStream()
+        let run = Task { await stage.run(commands: commands) }
+        defer { input.yield(.quit) }
+
+        let playing = await eventually(timeout: .seconds(20)) {
+            let players = await stage.currentPlayers
+            guard players.count == 2 else { return false }
+            for p in players where await p.currentStatus.state != .playing { return false }
+            return true
+        }
+        XCTAssertTrue(playing, "both coordinated views play")
+        let players = await stage.currentPlayers
+        func skewMs() async -> Double? {
+            // Sampled back to back; a few milliseconds of that is the sampling itself.
+            guard let a = players[0].pipeline.queryPosition(), let b = players[1].pipeline.queryPosition() else { return nil }
+            return abs(a.seconds - b.seconds) * 1000
+        }
+        var worst = 0.0, samples = 0
+        for (step, view) in [2, 1, 2].enumerated() {
+            input.yield(.preferExternal(view))
+            let shown = try await shownAngle(tv, expecting: view)
+            XCTAssertEqual(shown, view, "step \(step): the TV shows view \(view)")
+            for _ in 0..<10 {
+                if let s = await skewMs() { worst = max(worst, s); samples += 1 }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        XCTAssertGreaterThan(samples, 20, "positions answered")
+        XCTAssertLessThan(worst, 40, "coordinated views stay aligned through the swaps (position skew, ms)")
+        for p in players {
+            let state = await p.currentStatus.state
+            XCTAssertEqual(state, .playing, "\(p.view)")
+        }
+        input.yield(.quit)
+        _ = await run.value
+        await arbiter.shutdown()
     }
 }
