@@ -3,7 +3,8 @@
 //
 // Layers, imports flowing one way (bottom to top):
 //   CGStreamer (system headers) ← CGStreamerShim (what Swift cannot call) ← GStreamer (safe Swift wrappers)
-//   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure) ← multiview (command-line tool)
+//   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure), Priority, Routing
+//   ← multiview (command-line tool)
 import PackageDescription
 
 let package = Package(
@@ -12,6 +13,7 @@ let package = Package(
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "Multiview", targets: ["Multiview"]),
         .library(name: "Coordination", targets: ["Coordination"]),
+        .library(name: "Routing", targets: ["Routing"]),
         .executable(name: "multiview", targets: ["multiview"]),
     ],
     dependencies: [
@@ -24,7 +26,7 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt([
                 "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev",
-                "libx11-dev",
+                "libx11-dev", "libpulse-dev",
             ])]
         ),
         // The one small C shim: only variadic setters, cast macros and trampolines Swift cannot express.
@@ -53,9 +55,15 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Audio routes (PulseAudio sinks, mixable or not) and the external display, arbitrated between views.
+        .target(
+            name: "Routing",
+            dependencies: ["Multiview", "GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Coordination", "Priority", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "Priority", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -77,6 +85,11 @@ let package = Package(
         .testTarget(
             name: "PriorityTests",
             dependencies: ["Priority", "Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RoutingTests",
+            dependencies: ["Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -10,3 +10,4 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/keysym.h>
+#include <pulse/pulseaudio.h>

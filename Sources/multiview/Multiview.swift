@@ -10,7 +10,7 @@ struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self, SyncReport.self],
+        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self],
         defaultSubcommand: Play.self
     )
 }
@@ -57,6 +57,8 @@ struct Play: AsyncParsableCommand {
 
     @OptionGroup(title: "HLS views on a shared link")
     var priorityOptions: PriorityOptions
+    @OptionGroup(title: "Audio routes and the external display")
+    var routing: RoutingOptions
 
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
@@ -87,8 +89,15 @@ struct Play: AsyncParsableCommand {
             configuration.spareTiles = max(0, spareTiles)
         }
         configuration.observer = try priorityOptions.makeObserver(media: media)
+        let arbiter = await routing.makeArbiter(reporter: TerminalReporter(), viewCount: media.count)
+        if let arbiter {
+            configuration.routing = arbiter
+            // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
+            if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
+        }
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
         let outcome = await stage.run(commands: StdinCommands.stream())
+        await arbiter?.shutdown()
         for failure in outcome.failures {
             FileHandle.standardError.write(Data("\(failure)\n".utf8))
         }

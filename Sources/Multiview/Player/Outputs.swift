@@ -21,6 +21,18 @@ public struct WindowTarget: Sendable, Equatable {
     }
 }
 
+/// The external display route's window: an X11 window on another display (e.g. a second Xvfb standing for the TV).
+public struct ExternalVideoTarget: Sendable, Equatable {
+    /// X display name, e.g. ":91".
+    public var display: String
+    public var handle: UInt
+    public var width: Int
+    public var height: Int
+    public init(display: String, handle: UInt, width: Int, height: Int) {
+        self.display = display; self.handle = handle; self.width = width; self.height = height
+    }
+}
+
 /// Where a view's audio goes.
 public enum AudioOutput: Sendable, Equatable {
     case none

@@ -13,6 +13,11 @@ public struct PlayerConfiguration: Sendable {
     /// so a loaded machine does not wake it late (see `RealtimeStreamThreads`). Falls back silently to normal
     /// scheduling where the kernel refuses; `Player.realtimeRendering` tells which happened.
     public var realtimeVideoRendering: Bool
+    /// Extra PulseAudio stream properties (the routing layer tags its streams so it can find them on the server).
+    public var audioStreamProperties: [String: String] = [:]
+    /// A second video output (the external display route), fed through a valve that is closed until
+    /// `setExternalVideoActive(true)`.
+    public var externalVideo: ExternalVideoTarget?
 
     public init(view: ViewIdentity, video: VideoOutput = .fakeSink, audio: AudioOutput = .fakeSink,
                 visualizeAudioOnly: Bool = false, realtimeVideoRendering: Bool = true) {
@@ -43,6 +48,8 @@ public actor Player {
 
     private let bus: Bus
     private let tagOverlay: Element?
+    /// The valve in front of the external display branch (nil without one); open = this view is on the external route.
+    private let externalValve: Element?
     /// Latest media time (buffer PTS + duration) that reached a sink, written by pad probes on streaming
     /// threads; a Mutex-protected box is its owner.
     private let renderedMediaTime = RenderedMediaTime()
@@ -70,6 +77,13 @@ public actor Player {
     private var coordinatedWaitingChanges = 0
     /// The clock adopted from a coordination medium (nil when uncoordinated).
     private var coordinationClock: Clock?
+    /// The PulseAudio stream was lost (server gone): audio goes to a fake sink until the server answers again.
+    public private(set) var audioOutputLost = false
+    private var audioReconnect: Task<Void, Never>?
+    /// A new pulsesink is being brought up after a loss; an error from it means the server is not really back.
+    private var reconnectingAudio = false
+    /// Audio sinks follow the pipeline's (shared) clock: set by `adoptClock`, reapplied to a replacement sink.
+    private var audioFollowsSharedClock = false
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -88,6 +102,7 @@ public actor Player {
         }
         self.pipeline = playbin
         var overlay: Element?
+        var externalValve: Element?
         do {
             // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
             var flags = ["audio", "text", "soft-volume", "buffering"]
@@ -99,7 +114,7 @@ public actor Player {
                 let sink = try Element(factory: "fakesink", name: "videosink")
                 try sink.set("sync", true)
                 try sink.set("qos", true)
-                try playbin.set("video-sink", sink)
+                try playbin.set("video-sink", try Player.withExternalBranch(sink, configuration, &externalValve))
             case .window(let target):
                 flags.append("video")
                 if configuration.visualizeAudioOnly { flags.append("vis") }
@@ -118,7 +133,7 @@ public actor Player {
                     throw GStreamerError.missingElement(factory: "ximagesink")
                 }
                 try sink.setWindowHandle(target.handle)
-                try playbin.set("video-sink", bin as Element)
+                try playbin.set("video-sink", try Player.withExternalBranch(bin, configuration, &externalValve))
                 overlay = bin.child(named: "tag")
             }
             switch configuration.audio {
@@ -129,19 +144,7 @@ public actor Player {
                 try sink.set("sync", true)
                 try playbin.set("audio-sink", sink)
             case .pulse(let device):
-                // pulsesink names its stream after the title tag ("Playback Stream" without one), so a
-                // taginject in front gives every view's stream the view's name in pactl/pavucontrol.
-                let bin = try Bin.parse("taginject name=name ! pulsesink name=pulse")
-                guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
-                    throw GStreamerError.missingElement(factory: "pulsesink")
-                }
-                let quoted = view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
-                try naming.set("tags", "title=\"\(quoted)\"")
-                if let device { try sink.set("device", device) }
-                try sink.set("client-name", "Multiview")
-                try sink.set("stream-properties", fromString:
-                    "props,media.role=video,application.name=Multiview")
-                try playbin.set("audio-sink", bin as Element)
+                try playbin.set("audio-sink", try Player.makePulseSink(configuration, device: device))
             }
             try playbin.set("flags", fromString: flags.joined(separator: "+"))
         } catch let error as GStreamerError {
@@ -149,6 +152,7 @@ public actor Player {
             throw PlayerError(view: view, cause: .pipeline(error.description))
         }
         self.tagOverlay = overlay
+        self.externalValve = externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
         for property in ["video-sink", "audio-sink"] {
@@ -173,6 +177,7 @@ public actor Player {
     }
 
     deinit {
+        audioReconnect?.cancel()
         for (_, c) in subscribers { c.finish() }
         for (_, w) in asyncDoneWaiters { w.resume(throwing: CancellationError()) }
     }
@@ -304,6 +309,65 @@ public actor Player {
         try? tagOverlay?.set("text", text)
     }
 
+    /// Shows (or stops showing) this view on the external display route. The grid tile keeps playing either way;
+    /// both branches render on the same pipeline clock, so coordinated views stay aligned on both screens.
+    public func setExternalVideoActive(_ active: Bool) {
+        try? externalValve?.set("drop", !active)
+    }
+
+    /// Whether this view's video currently flows to the external display.
+    public var isExternalVideoActive: Bool {
+        guard let externalValve, let drop = try? externalValve.get("drop", as: Bool.self) else { return false }
+        return !drop
+    }
+
+    /// The view's own PulseAudio stream. pulsesink names its stream after the title tag ("Playback Stream" without
+    /// one), so a taginject in front gives every view's stream the view's name in pactl/pavucontrol.
+    static func makePulseSink(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
+        let view = configuration.view
+        let bin = try Bin.parse("taginject name=name ! pulsesink name=pulse")
+        guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
+            throw GStreamerError.missingElement(factory: "pulsesink")
+        }
+        let quoted = view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+        try naming.set("tags", "title=\"\(quoted)\"")
+        if let device { try sink.set("device", device) }
+        try sink.set("client-name", "Multiview")
+        // multiview.view names the view on the server (the routing layer finds its streams by it).
+        let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
+            .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()
+        try sink.set("stream-properties", fromString:
+            "props,media.role=video,application.name=Multiview,multiview.view=(string)\"\(view.number)\"" + extra)
+        return bin
+    }
+
+    /// `sink` alone, or (with an external display configured) a tee feeding `sink` and, through a closed valve,
+    /// an `ximagesink` drawing into the external display's window. The external sink is `async=false`: it gets no
+    /// buffers while the valve is closed and must not hold up preroll.
+    static func withExternalBranch(_ sink: Element, _ configuration: PlayerConfiguration,
+                                   _ valve: inout Element?) throws -> Element {
+        guard let external = configuration.externalVideo else { return sink }
+        let display = external.display.replacingOccurrences(of: "\"", with: "")
+        let bin = try Bin.parse("""
+            tee name=split ! queue name=local \
+            split. ! valve name=external drop=true ! queue max-size-buffers=3 leaky=downstream ! videoconvert ! \
+            videoscale ! video/x-raw,width=\(external.width),height=\(external.height),pixel-aspect-ratio=1/1 ! \
+            textoverlay text="\(configuration.view.number) \(configuration.view.name.replacingOccurrences(of: "\"", with: "'"))" \
+            valignment=top halignment=left font-desc="Sans Bold 14" shaded-background=true ! \
+            videoconvert ! ximagesink name=externalsink display="\(display)" async=false force-aspect-ratio=false
+            """, ghostUnlinkedPads: false)
+        guard let split = bin.child(named: "split"), let local = bin.child(named: "local"),
+              let externalSink = bin.child(named: "externalsink") else {
+            throw GStreamerError.missingElement(factory: "tee/valve/ximagesink")
+        }
+        try bin.add(sink)
+        try local.link(sink)
+        try bin.addGhostPad(named: "sink", target: try split.staticPad("sink"))
+        try externalSink.setWindowHandle(external.handle)
+        valve = bin.child(named: "external")
+        return bin
+    }
+
     // MARK: Coordination primitives (used by the coordination layer; they never go through the interceptor)
 
     /// Installs (or removes) the object that intercepts this player's transport commands. Held weakly: the
@@ -319,6 +383,7 @@ public actor Player {
         coordinationClock = clock
         pipeline.useClock(clock)
         pipeline.startTime = nil
+        audioFollowsSharedClock = true
         if let audio = try? pipeline.get("audio-sink", as: Element.self) {
             let sink = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse")
             if let sink {
@@ -341,6 +406,7 @@ public actor Player {
     /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
     public func releaseClock() {
         coordinationClock = nil
+        audioFollowsSharedClock = false
         pipeline.autoClock()
         pipeline.startTime = .zero
         coordinatedWaiting = false
@@ -563,6 +629,10 @@ public actor Player {
 
     private func handle(_ message: BusMessage) {
         switch message {
+        case .error(let info) where info.source.factory == "pulsesink" && configuration.audio != .fakeSink:
+            // PulseAudio went away (stopped, restarted): the view plays on without sound instead of failing.
+            // Later errors of the lost sink (it posts several) change nothing.
+            if !audioOutputLost || reconnectingAudio { audioOutputLost(info.message) }
         case .error(let info):
             let cause = PlayerError.classify(info, source: source ?? MediaSource(""), missingPlugins: missingPlugins)
             fail(PlayerError(view: view, cause: cause, underlying: info))
@@ -615,6 +685,85 @@ public actor Player {
             updateMediaInfo(streams)
         default:
             break
+        }
+    }
+
+    // MARK: Audio server loss
+
+    /// Swaps the lost pulsesink for a fake sink at the same position and keeps going; a background task waits for
+    /// PulseAudio and swaps the view's stream back in. Coordinated, the loss is an audio-session interruption: the
+    /// coordinator suspends the view and, when its end is published, catches it up with the group.
+    private func audioOutputLost(_ reason: String) {
+        guard case .pulse = configuration.audio, failure == nil else { return }
+        let firstLoss = !audioOutputLost
+        audioOutputLost = true
+        reconnectingAudio = false
+        if firstLoss {
+            publish(.audioOutput(lost: true, reason: reason))
+            if interceptor != nil { publish(.interruption(began: true)) }
+        }
+        let position = renderedMediaTime.latest ?? .zero
+        let resume = targetState == .playing
+        Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
+        audioReconnect?.cancel()
+        audioReconnect = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard case .pulse = AudioOutput.detect() else { continue }
+                await self?.audioServerBack()
+                return
+            }
+        }
+    }
+
+    private func audioServerBack() async {
+        guard audioOutputLost, failure == nil else { return }
+        let position = self.position ?? renderedMediaTime.latest ?? .zero
+        reconnectingAudio = true
+        await replaceAudioSink(pulse: true, at: position, resume: targetState == .playing)
+        // An error of the new sink meanwhile sent us back to the fake sink (and to polling).
+        guard reconnectingAudio, failure == nil else { return }
+        reconnectingAudio = false
+        audioOutputLost = false
+        publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+    }
+
+    private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
+        guard failure == nil, case .pulse(let device) = configuration.audio else { return }
+        _ = try? pipeline.setState(.null)
+        currentState = .null
+        do {
+            let sink: Element
+            if pulse {
+                sink = try Player.makePulseSink(configuration, device: device)
+            } else {
+                sink = try Element(factory: "fakesink", name: "audiosink")
+                try sink.set("sync", true)
+            }
+            try pipeline.set("audio-sink", sink)
+            let rendered = renderedMediaTime
+            if let pad = try? sink.staticPad("sink") {
+                sinkProbes.append(pad.addProbe(.buffer) { info in
+                    if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
+                    return .ok
+                })
+            }
+            if audioFollowsSharedClock, let pulseSink = sink.asBin()?.child(named: "pulse") {
+                try? pulseSink.set("provide-clock", false)
+                try? pulseSink.set("slave-method", fromString: "skew")
+            }
+            try await changeState(to: .paused, timeout: .seconds(20))
+            try await flushingSeek(to: position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            if interceptor != nil {
+                // The coordinator rejoins the group (catch-up) when the interruption ends.
+                publish(.interruption(began: false))
+            } else if resume {
+                try await changeState(to: .playing, timeout: .seconds(20))
+            }
+        } catch let error as PlayerError {
+            fail(error)
+        } catch {
+            fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
         }
     }
 

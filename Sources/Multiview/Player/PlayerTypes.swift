@@ -110,6 +110,8 @@ public enum PlayerEvent: Sendable {
     case rateChanged(Double)
     /// The audio output was corked (an interruption began) or uncorked (it ended).
     case interruption(began: Bool)
+    /// The PulseAudio stream was lost (server stopped or restarted: the view plays on silently) or is back.
+    case audioOutput(lost: Bool, reason: String)
     case endOfStream
     case warning(String)
     case failed(PlayerError)

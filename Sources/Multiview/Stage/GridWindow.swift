@@ -113,6 +113,8 @@ public final class GridWindow: Sendable {
         let display = connection.display
         let deleteAtom = XInternAtom(display, "WM_DELETE_WINDOW", 0)
         var pollDescriptor = pollfd(fd: XConnectionNumber(display), events: Int16(POLLIN), revents: 0)
+        // `a N` / `v N`: the letter picks the route, the digit that follows the view.
+        var routeKey: Int32?
         while shared.withLock({ $0.running }) {
             while XPending(display) > 0 {
                 var event = XEvent()
@@ -120,7 +122,16 @@ public final class GridWindow: Sendable {
                 switch event.type {
                 case KeyPress:
                     let keysym = XLookupKeysym(&event.xkey, 0)
-                    switch Int32(keysym) {
+                    let key = Int32(keysym)
+                    if let pending = routeKey, key >= XK_0 && key <= XK_9 {
+                        let number = key == XK_0 ? nil : Int(key - XK_0)
+                        onCommand(pending == XK_a ? .preferAudio(number) : .preferExternal(number))
+                        routeKey = nil
+                        continue
+                    }
+                    routeKey = nil
+                    switch key {
+                    case XK_a, XK_v: routeKey = key
                     case XK_space: onCommand(.togglePause)
                     case XK_Left: onCommand(.seekBy(-10))
                     case XK_Right: onCommand(.seekBy(10))

@@ -20,6 +20,8 @@ public struct StageConfiguration: Sendable {
     public var spareTiles: Int = 0
     /// Follows every view (the priority manager plugs in here): labels, extra commands, clearer failures.
     public var observer: (any StageViewObserver)?
+    /// Audio routes and the external display: the routing layer plugs in here.
+    public var routing: (any StageRouting)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -54,6 +56,22 @@ public protocol StageViewObserver: Sendable {
     func perform(_ command: StageCommand) async -> String
     /// The same failure, with a clearer cause when the observer knows one.
     func refine(_ failure: PlayerError) async -> PlayerError
+}
+
+/// What the routing layer provides to a stage (defined here so the stage need not import it).
+public protocol StageRouting: Sendable {
+    /// The configuration a view's player gets (audio device, stream tags, external display branch).
+    func configure(_ configuration: PlayerConfiguration) async -> PlayerConfiguration
+    /// A view's player exists (before its media is loaded).
+    func attach(_ player: Player) async
+    /// A view ended or failed: preferences for it reset.
+    func viewEnded(_ number: Int) async
+    /// `audio N` / `a N`: the preferred view for non-mixable audio routes (nil: none).
+    func preferAudio(_ number: Int?) async
+    /// `external N` / `v N`: the preferred view for the external display (nil: none).
+    func preferExternal(_ number: Int?) async
+    /// Which routes the view owns, for its tag ("♪ living-room  ▶ TV"), nil when none.
+    func label(for number: Int) async -> String?
 }
 
 /// How a stage run ended.
@@ -97,6 +115,8 @@ public actor Stage {
     private var infos: [Int: ViewMediaInfo] = [:]
     private var failures: [Int: PlayerError] = [:]
     private var ended: Set<Int> = []
+    /// Views whose PulseAudio stream is lost (server gone).
+    private var audioLostViews: Set<Int> = []
     private var played: Set<Int> = []
     /// The observer's latest label per view, refreshed every tick (the status line is built synchronously).
     private var observerLabels: [Int: String] = [:]
@@ -232,7 +252,8 @@ public actor Stage {
         guard let continuation = inputContinuation else { return }
         let index = view.number - 1
         let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
-        let config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        if let routing = configuration.routing { config = await routing.configure(config) }
         do {
             let player = try Player(configuration: config)
             players[view.number] = player
@@ -240,6 +261,7 @@ public actor Stage {
                 await observer.attach(player, source: source, tileWidth: window.map { _ in configuration.tileWidth },
                                       tileHeight: window.map { _ in configuration.tileHeight })
             }
+            await configuration.routing?.attach(player)
             let events = await player.events()
             Task { for await event in events { continuation.yield(.player(view.number, event)) } }
         } catch let error as PlayerError {
@@ -312,10 +334,22 @@ public actor Stage {
                 await updateTag(number)
             case .endOfStream:
                 ended.insert(number)
+                await configuration.routing?.viewEnded(number)
             case .failed(let error):
                 recordFailure(await configuration.observer?.refine(error) ?? error)
+                await configuration.routing?.viewEnded(number)
                 if !startupComplete && allViewsStarted { await completeStartup() }
-            case .warning, .seekCompleted, .rateChanged, .interruption:
+            case .interruption(let began):
+                reporter.note("view \(number): audio \(began ? "interrupted (stream corked by PulseAudio)" : "interruption ended")")
+            case .audioOutput(let lost, let reason):
+                // Every view loses its stream when the server goes: one line for all of them, one when it is back.
+                if lost {
+                    if audioLostViews.isEmpty { reporter.note("audio output lost (\(reason)): the views play on without sound until PulseAudio is back") }
+                    audioLostViews.insert(number)
+                } else if audioLostViews.remove(number) != nil && audioLostViews.isEmpty {
+                    reporter.note("audio output back on PulseAudio")
+                }
+            case .warning, .seekCompleted, .rateChanged:
                 break
             }
         case .command(let command):
@@ -366,6 +400,13 @@ public actor Stage {
             }
             reporter.note(await observer.perform(command))
             await refreshObserverLabels()
+        case .preferAudio(let number), .preferExternal(let number):
+            guard let routing = configuration.routing else {
+                reporter.note("'\(command)' needs audio routing (--audio-route / --external-display)")
+                return
+            }
+            if case .preferAudio = command { await routing.preferAudio(number) } else { await routing.preferExternal(number) }
+            for view in views { await updateTag(view.number) }
         case .whatHappened(let number):
             guard let coordination = configuration.coordination, let player = players[number] else {
                 reporter.note("'r \(number)' needs --coordinated and an existing view")
@@ -435,6 +476,7 @@ public actor Stage {
             return status.state.description.lowercased()
         } ?? ""
         if let label = await configuration.coordination?.label(for: player) { state = label }
+        if let routes = await configuration.routing?.label(for: number) { state += "  \(routes)" }
         let extra = observerLabels[number].map { "  \($0)" } ?? ""
         await player.setTag("\(view.number) \(view.name)  \(info)  \(state)\(extra)")
     }

@@ -17,6 +17,10 @@ public enum StageCommand: Sendable, Equatable {
     /// networkResourcePriority of view N: "low", "default", "high" or "next" (cycles; the window's number keys).
     /// Handled by the stage's observer (the priority manager).
     case priority(view: Int, level: String)
+    /// `audio N` (window: `a N`): view N is preferred for non-mixable audio routes; nil (`audio none`) clears it.
+    case preferAudio(Int?)
+    /// `external N` (window: `v N`): view N is preferred for the external display; nil clears it.
+    case preferExternal(Int?)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -42,6 +46,13 @@ public enum StageCommand: Sendable, Equatable {
         case ("priority", 3):
             guard let n = Int(words[1]), n >= 1 else { return nil }
             return .priority(view: n, level: words[2].lowercased())
+        case ("audio", 2), ("external", 2):
+            let number: Int?
+            if ["none", "0", "-"].contains(words[1].lowercased()) { number = nil } else {
+                guard let n = Int(words[1]), n >= 1 else { return nil }
+                number = n
+            }
+            return first == "audio" ? .preferAudio(number) : .preferExternal(number)
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -53,5 +64,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears)"
 }

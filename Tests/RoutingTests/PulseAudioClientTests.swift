@@ -1,0 +1,120 @@
+import Foundation
+import GStreamer
+import Multiview
+import XCTest
+@testable import Routing
+
+/// The libpulse client against the real test daemon, with null sinks of the test's own.
+final class PulseAudioClientTests: XCTestCase {
+    private var pulse: PulseFixture!
+
+    override func setUp() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        pulse = try PulseFixture()
+    }
+
+    override func tearDown() async throws { pulse?.tearDown() }
+
+    func testListsSinksWithPropertiesAndTheRouteModelMarksNonMixableSinks() throws {
+        let speakers = try pulse.nullSink("speakers")
+        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let marked = try pulse.nullSink("kitchen")
+
+        let sinks = try pulse.client.sinks()
+        let livingSink = try XCTUnwrap(sinks.first { $0.name == living })
+        XCTAssertEqual(livingSink.properties["multiview.non-mixable"], "1")
+        XCTAssertEqual(livingSink.description, "living")
+        XCTAssertEqual(livingSink.monitorSource, "\(living).monitor")
+        XCTAssertNotNil(livingSink.ownerModule)
+
+        let routes = try AudioRoutes.list(client: pulse.client, markedNonMixable: [marked])
+        let byName = Dictionary(uniqueKeysWithValues: routes.map { ($0.sinkName, $0) })
+        XCTAssertEqual(byName[speakers]?.mixing, .mixable)
+        XCTAssertEqual(byName[living]?.mixing, .nonMixable)
+        XCTAssertEqual(byName[living]?.nonMixableReason, .sinkProperty)
+        XCTAssertEqual(byName[marked]?.nonMixableReason, .markedByUser)
+        let defaultName = try pulse.client.serverDefaultSinkName()
+        XCTAssertEqual(routes.first?.sinkName, defaultName, "the default route is listed first")
+        XCTAssertEqual(routes.filter(\.isDefault).map(\.sinkName), [defaultName])
+        XCTAssertTrue(byName[living]!.description.contains("non-mixable"))
+    }
+
+    func testFindsMovesMutesAndSetsTheVolumeOfAViewsStreamAndReportsEvents() async throws {
+        let a = try pulse.nullSink("route_a")
+        let b = try pulse.nullSink("route_b")
+        let events = pulse.client.events()
+        let collected = EventBox()
+        let reader = Task { for await e in events { await collected.add(e) } }
+        defer { reader.cancel() }
+
+        var configuration = PlayerConfiguration(view: ViewIdentity(number: 3, name: "angle2-left.webm"),
+                                                video: .fakeSink, audio: .pulse(device: a))
+        configuration.audioStreamProperties["multiview.instance"] = "client-test-\(pulse.tag)"
+        // Our own restore id: module-stream-restore must not remember this test's mute/volume for every later
+        // media.role=video stream on the daemon (other tests' views would start muted).
+        configuration.audioStreamProperties["module-stream-restore.id"] = "multiview-client-test-\(pulse.tag)"
+        let player = try Player(configuration: configuration)
+        try await player.load(MediaSource(RoutingMedia.path("angle2-left.webm")))
+        try await player.play()
+        defer { Task { await player.stop() } }
+
+        let client = pulse.client
+        let tag = pulse.tag
+        let found = await eventually { (try? client.sinkInputs().contains { $0.properties["multiview.instance"] == "client-test-\(tag)" }) ?? false }
+        XCTAssertTrue(found, "the view's stream shows up on the server")
+        let input = try XCTUnwrap(client.sinkInputs().first { $0.properties["multiview.instance"] == "client-test-\(tag)" })
+        XCTAssertEqual(input.properties["application.name"], "Multiview")
+        XCTAssertEqual(input.properties["media.role"], "video")
+        XCTAssertEqual(input.properties["media.name"], "angle2-left.webm")
+        XCTAssertEqual(input.properties["multiview.view"], "3")
+        XCTAssertEqual(input.sink, try pulse.sinkIndex(a))
+
+        try client.move(sinkInput: input.index, toSink: b)
+        try client.setMute(sinkInput: input.index, true)
+        try client.setVolume(sinkInput: input.index, linear: 0.5)
+        let after = try XCTUnwrap(client.sinkInputs().first { $0.index == input.index })
+        XCTAssertEqual(after.sink, try pulse.sinkIndex(b))
+        XCTAssertTrue(after.muted)
+        XCTAssertEqual(after.volume, 0.5, accuracy: 0.01)
+
+        let extra = try pulse.nullSink("route_c")
+        let extraIndex = try XCTUnwrap(pulse.sinkIndex(extra))
+        try pulse.unload(sink: extra)
+        let sawAll = await eventually(timeout: .seconds(5)) {
+            let e = await collected.events
+            return e.contains(.sinkInputChanged(input.index)) && e.contains(.sinkAdded(extraIndex))
+                && e.contains(.sinkRemoved(extraIndex))
+        }
+        let seen = await collected.events
+        XCTAssertTrue(sawAll, "subscription reports stream changes and sinks coming and going: \(seen.prefix(20))")
+        XCTAssertThrowsError(try client.move(sinkInput: input.index, toSink: "no_such_sink_\(tag)"))
+    }
+}
+
+/// The route model (pure) and the client's answer without a server.
+final class AudioRouteModelTests: XCTestCase {
+    func testAirPlaySinksAreNonMixable() {
+        let raop = PulseSink(index: 7, name: "raop_output.shairport", description: "AirPlay", properties: ["raop.ip": "127.0.0.1"],
+                             driver: "module-raop-sink.c", monitorSource: "raop_output.shairport.monitor", ownerModule: 3)
+        let route = AudioRoute(sink: raop, defaultSinkName: "other")
+        XCTAssertEqual(route.nonMixableReason, .airPlay)
+        XCTAssertFalse(route.isDefault)
+        let plain = PulseSink(index: 8, name: "x", description: "x", properties: [:], driver: "module-null-sink.c",
+                              monitorSource: "x.monitor", ownerModule: 4)
+        XCTAssertEqual(AudioRoute(sink: plain, defaultSinkName: "x").mixing, .mixable)
+        XCTAssertTrue(AudioRoute(sink: plain, defaultSinkName: "x").isDefault)
+    }
+
+    func testAnAbsentServerIsOneClearError() {
+        XCTAssertThrowsError(try PulseAudioClient(server: "unix:/nonexistent/multiview/native")) { error in
+            guard case PulseAudioError.unreachable(let why) = error else { return XCTFail("\(error)") }
+            XCTAssertFalse(why.isEmpty)
+            XCTAssertTrue("\(error)".hasPrefix("PulseAudio is not reachable"))
+        }
+    }
+}
+
+actor EventBox {
+    private(set) var events: [PulseEvent] = []
+    func add(_ e: PulseEvent) { events.append(e) }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import GStreamer
+import Multiview
+import XCTest
+@testable import Routing
+
+/// The arbiter with real players, a real PulseAudio daemon and null sinks of the test's own. Placement is checked
+/// through the server (our client listing sink inputs), sound by recording the sink's monitor.
+final class RoutingArbiterTests: XCTestCase {
+    private var pulse: PulseFixture!
+    private var views: RoutedViews?
+
+    override func setUp() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        pulse = try PulseFixture()
+    }
+
+    override func tearDown() async throws {
+        await views?.stop()
+        views = nil
+        pulse?.tearDown()
+    }
+
+    private func start(_ configuration: RoutingConfiguration, angles: Int = 3) async throws -> (RoutingArbiter, RoutedViews) {
+        let arbiter = RoutingArbiter(configuration: configuration)
+        try await arbiter.start()
+        let started = try await RoutedViews.start(arbiter, files: RoutingMedia.angles.prefix(angles).map(\.file))
+        views = started
+        return (arbiter, started)
+    }
+
+
+    private func allStreamsUp(_ arbiter: RoutingArbiter, count: Int) async -> Bool {
+        let pulse = self.pulse!
+        return await eventually { ((try? pulse.streams(of: arbiter.instance).count) ?? 0) == count }
+    }
+
+    /// Samples the server every few milliseconds until cancelled; the most of our streams ever seen on `sink`.
+    private func watchMaximum(on sink: String, _ arbiter: RoutingArbiter) -> Task<Int, Never> {
+        let pulse = self.pulse!
+        return Task {
+            var most = 0
+            while !Task.isCancelled {
+                if let index = try? pulse.sinkIndex(sink), let streams = try? pulse.streams(of: arbiter.instance) {
+                    most = max(most, streams.filter { $0.input.sink == index }.count)
+                }
+                try? await Task.sleep(for: .milliseconds(3))
+            }
+            return most
+        }
+    }
+
+    private func dominant(_ samples: [Float], from: Double, to: Double) -> Double {
+        let a = max(0, Int(from * MonitorRecording.rate)), b = min(samples.count, Int(to * MonitorRecording.rate))
+        guard b > a + 2400 else { return 0 }
+        return Spectrum.dominant(samples[a..<b]).frequency
+    }
+
+    func testOnlyThePreferredViewPlaysOnTheNonMixableRouteAndASwapBringsTheOtherTone() async throws {
+        let pulse = self.pulse!
+        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let (arbiter, _) = try await start(RoutingConfiguration(audioRoute: living, preferredAudio: 2))
+        let route = await arbiter.currentRoute
+        XCTAssertEqual(route?.mixing, .nonMixable)
+        let up = await allStreamsUp(arbiter, count: 3)
+        XCTAssertTrue(up, "three streams on the server")
+        let settled = await eventually { (try? pulse.viewsOn(living, arbiter)) == [2] }
+        XCTAssertTrue(settled, "only view 2 on the non-mixable sink: \((try? pulse.viewsOn(living, arbiter)) ?? [])")
+        let watch = watchMaximum(on: living, arbiter)
+
+        let streams = try pulse.streams(of: arbiter.instance)
+        for (view, input) in streams { XCTAssertEqual(input.muted, view != 2, "view \(view) muted") }
+        let flags = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
+        XCTAssertEqual(flags, [1: true, 2: false, 3: true])
+
+        let recording = try MonitorRecording(sink: living)
+        try await Task.sleep(for: .milliseconds(1500))
+        let swapAt = (ContinuousClock.now - recording.started)
+        await arbiter.setPreferredParticipantForNonMixableAudioRoutes(3)
+        let swapped = await eventually(timeout: .seconds(3)) { (try? pulse.viewsOn(living, arbiter)) == [3] }
+        try await Task.sleep(for: .milliseconds(1500))
+        let samples = recording.stop()
+        watch.cancel()
+        let most = await watch.value
+        XCTAssertTrue(swapped, "only view 3 on the non-mixable sink after the swap")
+        XCTAssertEqual(most, 1, "never more than one of our streams on the non-mixable sink (server sampled every 3 ms)")
+
+        let t = Double(swapAt.components.seconds) + Double(swapAt.components.attoseconds) / 1e18
+        let before = dominant(samples, from: t - 1.0, to: t - 0.2)
+        let after = dominant(samples, from: t + 0.4, to: t + 1.2)
+        XCTAssertEqual(before, 660, accuracy: 10, "before the swap the living room hears view 2's 660 Hz")
+        XCTAssertEqual(after, 880, accuracy: 10, "after the swap it hears view 3's 880 Hz")
+        let flagsAfter = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
+        XCTAssertEqual(flagsAfter, [1: true, 2: true, 3: false])
+        let events = await arbiter.pastEvents
+        XCTAssertTrue(events.contains(.audioOutputSuppressedDueToNonMixableAudioRoute(view: 2, suppressed: true)))
+        XCTAssertTrue(events.contains(.nonMixableAudioOwner(view: 3, route: living, byDefault: false)))
+        // The others kept playing through it all.
+        for player in views!.players {
+            let state = await player.currentStatus.state
+            XCTAssertEqual(state, .playing, "\(player.view)")
+        }
+    }
+
+    func testAMixableRouteReceivesEveryView() async throws {
+        let pulse = self.pulse!
+        let speakers = try pulse.nullSink("speakers")
+        let (arbiter, _) = try await start(RoutingConfiguration(audioRoute: speakers, preferredAudio: 2))
+        let up = await allStreamsUp(arbiter, count: 3)
+        XCTAssertTrue(up)
+        let all = await eventually { (try? pulse.viewsOn(speakers, arbiter)) == [1, 2, 3] }
+        XCTAssertTrue(all, "every view plays on the mixable sink: \((try? pulse.viewsOn(speakers, arbiter)) ?? [])")
+        for (view, input) in try pulse.streams(of: arbiter.instance) { XCTAssertFalse(input.muted, "view \(view)") }
+        let recording = try MonitorRecording(sink: speakers)
+        try await Task.sleep(for: .milliseconds(1500))
+        let samples = recording.stop()
+        let window = samples[min(samples.count, 12000)..<min(samples.count, 60000)]
+        XCTAssertGreaterThan(window.count, 40000, "recorded the monitor")
+        let levels = RoutingMedia.angles.prefix(4).map { Spectrum.level(window, frequency: $0.tone) }
+        // 440, 660 and 880 Hz are all there; 1100 Hz (view 4, not playing) is not.
+        for i in 0..<3 { XCTAssertGreaterThan(levels[i], 20 * levels[3], "tone \(RoutingMedia.angles[i].tone) Hz: \(levels)") }
+        let flags = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
+        XCTAssertFalse(flags.values.contains(true))
+    }
+
+    func testWithoutAPreferenceTheFirstViewPlaysAndAPreferenceResetsWhenItsViewEnds() async throws {
+        let pulse = self.pulse!
+        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: living), angles: 2)
+        let byDefault = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        XCTAssertTrue(byDefault, "no preference: the first view plays on the non-mixable route")
+        let announced = await arbiter.pastEvents
+        XCTAssertTrue(announced.contains(.nonMixableAudioOwner(view: 1, route: living, byDefault: true)), "\(announced)")
+
+        await arbiter.setPreferredParticipantForNonMixableAudioRoutes(2)
+        let preferred = await eventually { (try? pulse.viewsOn(living, arbiter)) == [2] }
+        XCTAssertTrue(preferred)
+
+        // View 2 runs to its end; the stage tells the arbiter (as Stage does on endOfStream).
+        let player = started.players[1]
+        let events = await player.events()
+        try await player.seek(to: .seconds(22.5))
+        var ended = false
+        for await event in events { if case .endOfStream = event { ended = true; break } }
+        XCTAssertTrue(ended)
+        await arbiter.viewEnded(2)
+        let reset = await arbiter.preferredParticipantForNonMixableAudioRoutes
+        XCTAssertNil(reset, "the preference resets to none when its view ends")
+        let back = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        XCTAssertTrue(back, "the default (first live view) plays there again")
+        let log = await arbiter.pastEvents
+        XCTAssertTrue(log.contains(.preferenceReset(view: 2, external: false)))
+    }
+
+    func testRemovingTheRoutedSinkFallsBackToTheDefaultSinkWithAnEvent() async throws {
+        let pulse = self.pulse!
+        let den = try pulse.nullSink("den")
+        let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: den), angles: 1)
+        let on = await eventually { (try? pulse.viewsOn(den, arbiter)) == [1] }
+        XCTAssertTrue(on)
+        let defaultSink = try pulse.client.serverDefaultSinkName()
+        try pulse.unload(sink: den)
+        let fell = await eventually { (try? pulse.viewsOn(defaultSink, arbiter)) == [1] }
+        XCTAssertTrue(fell, "the stream now plays on the default sink \(defaultSink)")
+        let event = await eventually { await arbiter.pastEvents.contains(.routeLost(sink: den, fallback: defaultSink)) }
+        let log = await arbiter.pastEvents
+        XCTAssertTrue(event, "a clear event: \(log)")
+        try await Task.sleep(for: .milliseconds(500))
+        let state = await started.players[0].currentStatus.state
+        XCTAssertEqual(state, .playing, "the view keeps playing")
+        let failure = await started.players[0].failure
+        XCTAssertNil(failure)
+    }
+
+    func testACorkedStreamPausesOnlyThatViewWhichResumesWhenUncorked() async throws {
+        let pulse = self.pulse!
+        try pulse.ensureRoleCork()
+        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: living, preferredAudio: 1), angles: 2)
+        let on = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        XCTAssertTrue(on)
+        let playing = await eventually {
+            var all = true
+            for p in started.players where await p.currentStatus.state != .playing { all = false }
+            return all
+        }
+        XCTAssertTrue(playing)
+        let interruptions = InterruptionLog()
+        let events = await started.players[0].events()
+        let reader = Task { for await e in events { if case .interruption(let began) = e { await interruptions.add(began) } } }
+        defer { reader.cancel() }
+
+        // A phone call on the living-room sink: module-role-cork corks the video/music streams there.
+        let phone = try startTool(["gst-launch-1.0", "-q", "audiotestsrc", "freq=2000", "!", "pulsesink", "device=\(living)",
+                                   "stream-properties=props,media.role=phone"])
+        let paused = await eventually(timeout: .seconds(10)) { await started.players[0].currentStatus.state == .paused }
+        XCTAssertTrue(paused, "view 1 pauses when its stream is corked")
+        try await Task.sleep(for: .milliseconds(500))
+        let other = await started.players[1].currentStatus.state
+        XCTAssertEqual(other, .playing, "view 2 (not on that sink) goes on")
+        let stillPaused = await started.players[0].currentStatus.state
+        XCTAssertEqual(stillPaused, .paused, "view 1 stays paused while the call lasts")
+        stopTool(phone)
+        let resumed = await eventually(timeout: .seconds(10)) { await started.players[0].currentStatus.state == .playing }
+        XCTAssertTrue(resumed, "view 1 resumes by itself when uncorked")
+        let seen = await interruptions.values
+        XCTAssertEqual(seen.first, true)
+        XCTAssertTrue(seen.contains(false))
+    }
+}
+
+actor InterruptionLog {
+    private(set) var values: [Bool] = []
+    func add(_ v: Bool) { values.append(v) }
+}

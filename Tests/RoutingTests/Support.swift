@@ -1,0 +1,372 @@
+import Foundation
+import GStreamer
+import Multiview
+import XCTest
+@testable import Routing
+
+/// The bundled media, located from this file (Tests/RoutingTests/Support.swift → repo root).
+enum RoutingMedia {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static func path(_ file: String) -> String { root.appendingPathComponent("Media").appendingPathComponent(file).path }
+    /// angle1 440 Hz, angle2 660 Hz, angle3 880 Hz, angle4 1100 Hz (Media/.manifest.json).
+    static let angles: [(file: String, tone: Double)] = [
+        ("angle1-wide.mp4", 440), ("angle2-left.webm", 660), ("angle3-right.mkv", 880), ("angle4-overhead.mp4", 1100),
+    ]
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
+
+func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// Runs a program with its output in a file, waiting for exactly that process (posix_spawn + waitpid). Used for
+/// scripts that leave daemons behind: Foundation's Process did not report such a script's end here.
+func runToolDetached(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("routing-tool-\(UUID().uuidString).log").path
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
+    guard spawned == 0 else { throw TestFailure("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
+    let deadline = ContinuousClock.now + timeout
+    var status: Int32 = 0
+    while waitpid(pid, &status, WNOHANG) == 0 {
+        if ContinuousClock.now > deadline {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            return (-1, "timed out: \(arguments.joined(separator: " "))")
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    return (exit, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+}
+
+func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    if let output {
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let handle = FileHandle(forWritingAtPath: output)
+        process.standardOutput = handle
+        process.standardError = handle
+    } else {
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+    }
+    try process.run()
+    return process
+}
+
+/// SIGKILL: children of the test process inherit a signal mask that blocks SIGINT and SIGTERM.
+func stopTool(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// A connection to the test daemon plus the null sinks a test loaded (unloaded at the end, so tests sharing the
+/// daemon never see each other's sinks). Fails the test loudly when PulseAudio is not reachable.
+final class PulseFixture: @unchecked Sendable {
+    // Sendable: `modules` is touched only from the test's own (serial) flow.
+    let client: PulseAudioClient
+    private var modules: [UInt32] = []
+    let tag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+
+    init() throws {
+        do {
+            client = try PulseAudioClient(applicationName: "multiview-tests")
+        } catch {
+            XCTFail("PulseAudio is not reachable (\(error)). Run the tests through Scripts/test.")
+            throw error
+        }
+    }
+
+    /// Loads a null sink named `base_<tag>` and returns its name.
+    @discardableResult
+    func nullSink(_ base: String, properties: String = "") throws -> String {
+        let name = "\(base)_\(tag)"
+        let props = "device.description=\(base)" + (properties.isEmpty ? "" : " " + properties)
+        let module = try client.loadModule("module-null-sink", arguments: "sink_name=\(name) sink_properties='\(props)'")
+        modules.append(module)
+        return name
+    }
+
+    /// Loads any module (unloaded at teardown).
+    func loadModule(_ name: String, arguments: String) throws {
+        modules.append(try client.loadModule(name, arguments: arguments))
+    }
+
+    func moduleIndex(ofSink name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.ownerModule }
+
+    func unload(sink name: String) throws {
+        guard let module = try moduleIndex(ofSink: name) else { return }
+        try client.unloadModule(module)
+        modules.removeAll { $0 == module }
+    }
+
+    /// Makes sure module-role-cork is loaded (unloaded at teardown if we loaded it).
+    func ensureRoleCork() throws {
+        let listed = try runTool(["pactl", "list", "short", "modules"])
+        if !listed.output.contains("module-role-cork") {
+            modules.append(try client.loadModule("module-role-cork", arguments: ""))
+        }
+    }
+
+    func tearDown() {
+        for module in modules.reversed() { try? client.unloadModule(module) }
+        modules = []
+    }
+
+    /// Our arbiter's streams (by instance), with their view numbers.
+    func streams(of instance: String) throws -> [(view: Int, input: PulseSinkInput)] {
+        try client.sinkInputs().compactMap { input in
+            guard input.properties["multiview.instance"] == instance,
+                  let view = input.properties["multiview.view"].flatMap({ Int($0) }) else { return nil }
+            return (view, input)
+        }
+    }
+
+    /// Views of `arbiter` whose streams play on `sink`, per the server.
+    func viewsOn(_ sink: String, _ arbiter: RoutingArbiter) throws -> [Int] {
+        let index = try sinkIndex(sink)
+        return try streams(of: arbiter.instance).filter { $0.input.sink == index }.map(\.view).sorted()
+    }
+
+    func sinkIndex(_ name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.index }
+}
+
+/// Records a sink's monitor (mono float32 at 48 kHz) into a file with an in-process GStreamer pipeline
+/// (pulsesrc → filesink; going to NULL closes the file, so nothing buffered is lost).
+final class MonitorRecording {
+    static let rate = 48_000.0
+    let path: String
+    private let pipeline: Pipeline
+    private(set) var started = ContinuousClock.now
+
+    init(sink: String) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-\(UUID().uuidString).f32").path
+        pipeline = try Pipeline.parseLaunch("""
+            pulsesrc device=\(sink).monitor buffer-time=20000 latency-time=10000 ! \
+            audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink location=\(path)
+            """)
+        _ = try pipeline.setState(.playing)
+        _ = try? pipeline.waitForState(timeout: .seconds(5))
+        started = ContinuousClock.now
+    }
+
+    func stop() -> [Float] {
+        _ = try? pipeline.setState(.null)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+}
+
+/// Spectrum helpers: Goertzel magnitude at one frequency; the dominant frequency in a band (5 Hz steps).
+enum Spectrum {
+    static func level(_ x: ArraySlice<Float>, frequency: Double, rate: Double = MonitorRecording.rate) -> Double {
+        let w = 2 * Double.pi * frequency / rate
+        let coefficient = 2 * cos(w)
+        var s1 = 0.0, s2 = 0.0
+        for (i, sample) in x.enumerated() {
+            // Hann window: keeps the 1 s clicks and neighbouring tones from leaking into each other.
+            let hann = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(max(1, x.count - 1)))
+            let s = Double(sample) * hann + coefficient * s1 - s2
+            s2 = s1; s1 = s
+        }
+        return sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(max(1, x.count))
+    }
+
+    static func dominant(_ x: ArraySlice<Float>, from low: Double = 200, to high: Double = 2000) -> (frequency: Double, level: Double) {
+        var best = (frequency: 0.0, level: 0.0)
+        var f = low
+        while f <= high {
+            let l = level(x, frequency: f)
+            if l > best.level { best = (f, l) }
+            f += 5
+        }
+        return best
+    }
+
+    static func rms(_ x: ArraySlice<Float>) -> Double {
+        guard !x.isEmpty else { return 0 }
+        return sqrt(x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count))
+    }
+}
+
+/// Players made the way the stage makes them with routing: configured by the arbiter, attached, loaded, playing.
+struct RoutedViews {
+    let arbiter: RoutingArbiter
+    let players: [Player]
+
+    static func start(_ arbiter: RoutingArbiter, files: [String], audio: AudioOutput = .pulse(device: nil)) async throws -> RoutedViews {
+        var players: [Player] = []
+        for (i, file) in files.enumerated() {
+            let base = PlayerConfiguration(view: ViewIdentity(number: i + 1, name: (file as NSString).lastPathComponent),
+                                           video: .fakeSink, audio: audio)
+            let player = try Player(configuration: await arbiter.configure(base))
+            await arbiter.attach(player)
+            try await player.load(MediaSource(RoutingMedia.path(file)))
+            players.append(player)
+        }
+        for player in players { try await player.play() }
+        return RoutedViews(arbiter: arbiter, players: players)
+    }
+
+    func stop() async {
+        for player in players { await player.stop() }
+        await arbiter.shutdown()
+    }
+}
+
+/// A second X server of the test's own standing for the TV (Xvfb on a free display number from :150).
+final class XvfbDisplay {
+    let name: String
+    private let number: Int
+    private let process: Process
+
+    init(width: Int = 1280, height: Int = 720) throws {
+        for n in 150...199 where !FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
+            && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
+            let p = try startTool(["Xvfb", ":\(n)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while p.isRunning && ContinuousClock.now < deadline && ExternalDisplayWindow.probe(display: ":\(n)") == nil {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            if p.isRunning && ExternalDisplayWindow.probe(display: ":\(n)") != nil {
+                number = n; name = ":\(n)"; process = p
+                return
+            }
+            stopTool(p)
+        }
+        throw TestFailure("could not start Xvfb on any display :150-:199 (is xvfb installed? Scripts/setup)")
+    }
+
+    /// SIGKILL (see `stopTool`), so the server cannot remove its lock and socket: we do.
+    func stop() {
+        stopTool(process)
+        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
+        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+    }
+
+    /// The whole screen as RGB bytes (ximagesrc, one frame).
+    func screenshot() throws -> (width: Int, height: Int, rgb: [UInt8]) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-shot-\(UUID().uuidString).rgb").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try runTool(["gst-launch-1.0", "-q", "ximagesrc", "display-name=\(name)", "num-buffers=1", "use-damage=false",
+                                  "!", "videoconvert", "!", "video/x-raw,format=RGB", "!", "filesink", "location=\(path)"])
+        guard result.status == 0, let data = FileManager.default.contents(atPath: path),
+              let size = ExternalDisplayWindow.probe(display: name), data.count >= size.width * size.height * 3 else {
+            throw TestFailure("screenshot of \(name) failed: \(result.output)")
+        }
+        // ximagesrc rows may be padded to 4 bytes; 1280 * 3 is a multiple of 4, so none here.
+        return (size.width, size.height, Array(data.prefix(size.width * size.height * 3)))
+    }
+
+    /// The most common colour on the screen (quantised to 8 levels per step): the clip's background colour.
+    func dominantColour() throws -> (r: Int, g: Int, b: Int) {
+        let shot = try screenshot()
+        var counts: [Int: Int] = [:]
+        var i = 0
+        while i + 2 < shot.rgb.count {
+            let key = (Int(shot.rgb[i]) >> 3) << 10 | (Int(shot.rgb[i + 1]) >> 3) << 5 | (Int(shot.rgb[i + 2]) >> 3)
+            counts[key, default: 0] += 1
+            i += 3 * 7  // every 7th pixel is plenty
+        }
+        let key = counts.max { $0.value < $1.value }!.key
+        return (((key >> 10) & 31) << 3 + 4, ((key >> 5) & 31) << 3 + 4, (key & 31) << 3 + 4)
+    }
+}
+
+/// Which bundled angle a colour is the background of (Scripts/make-media: angle1 0x1e5028, angle2 0x1e4650,
+/// angle3 0x142850, angle4 0x502a1e); nil when none is within reach (black screen, anything else).
+func angle(ofBackground c: (r: Int, g: Int, b: Int)) -> Int? {
+    let backgrounds = [(30, 80, 40), (30, 70, 80), (20, 40, 80), (80, 42, 30)]
+    let distances = backgrounds.map { abs($0.0 - c.r) + abs($0.1 - c.g) + abs($0.2 - c.b) }
+    let best = distances.enumerated().min { $0.element < $1.element }!
+    return best.element <= 36 ? best.offset + 1 : nil
+}
+
+/// A PulseAudio daemon of the test's own (not the shared test daemon), which the test may stop and start again on
+/// the same socket: a null sink as its default sink, anonymous auth.
+final class PrivatePulseDaemon {
+    let directory: URL
+    var socket: String { directory.appendingPathComponent("native").path }
+    var server: String { "unix:\(socket)" }
+    private var process: Process?
+
+    init() throws {
+        directory = URL(fileURLWithPath: "/tmp/mv-pa-\(getpid())-\(UInt16.random(in: 0...UInt16.max))")
+        for sub in ["home", "run/pulse"] {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
+    }
+
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let home = directory.appendingPathComponent("home").path, run = directory.appendingPathComponent("run").path
+        p.arguments = ["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse", "XDG_CONFIG_HOME=\(home)",
+                       "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                       "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+                       "-L", "module-null-sink sink_name=private_sink"]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if (try? PulseAudioClient(server: server)) != nil { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestFailure("the private PulseAudio daemon did not answer on \(socket)")
+    }
+
+    func stop() {
+        if let process { stopTool(process) }
+        process = nil
+        try? FileManager.default.removeItem(atPath: socket)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
