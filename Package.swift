@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "Multiview", targets: ["Multiview"]),
         .library(name: "Coordination", targets: ["Coordination"]),
+        .library(name: "RemoteControl", targets: ["RemoteControl"]),
         .executable(name: "multiview", targets: ["multiview"]),
     ],
     dependencies: [
@@ -47,9 +48,15 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Now playing + remote commands over MPRIS2 (D-Bus session bus, GIO's GDBus).
+        .target(
+            name: "RemoteControl",
+            dependencies: ["Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Coordination", "RemoteControl", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -66,6 +73,11 @@ let package = Package(
         .testTarget(
             name: "CoordinationTests",
             dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RemoteControlTests",
+            dependencies: ["RemoteControl", "Coordination", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

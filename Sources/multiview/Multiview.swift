@@ -54,6 +54,9 @@ struct Play: AsyncParsableCommand {
     @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI'.")
     var spareTiles: Int = 0
 
+    @OptionGroup(title: "Remote control (MPRIS2)")
+    var remoteControl: RemoteControlOptions
+
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
 
@@ -78,12 +81,19 @@ struct Play: AsyncParsableCommand {
         var configuration = StageConfiguration(
             sources: media.map(MediaSource.init), headless: headless, duration: duration,
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+        var coordinatedStage: CoordinatedStage?
         if coordinated {
-            configuration.coordination = CoordinatedStage(itemIdentifier: itemId)
+            coordinatedStage = CoordinatedStage(itemIdentifier: itemId)
+            configuration.coordination = coordinatedStage
             configuration.spareTiles = max(0, spareTiles)
         }
+        let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
+        let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
+                                               reporter: TerminalReporter())
+        if let remote { configuration.playerCreated = { player in await remote.add(player) } }
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
-        let outcome = await stage.run(commands: StdinCommands.stream())
+        let outcome = await stage.run(commands: .merging(StdinCommands.stream(), remoteCommands))
+        await remote?.shutdown()
         for failure in outcome.failures {
             FileHandle.standardError.write(Data("\(failure)\n".utf8))
         }

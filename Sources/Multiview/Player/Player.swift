@@ -175,6 +175,9 @@ public actor Player {
 
     public var currentStatus: PlayerStatus { status }
 
+    /// The media loaded last (nil before `load`).
+    public var loadedSource: MediaSource? { source }
+
     // MARK: Transport
 
     /// Opens a file or URI. Missing local files fail here, before GStreamer gets involved.

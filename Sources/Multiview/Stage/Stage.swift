@@ -18,6 +18,8 @@ public struct StageConfiguration: Sendable {
     public var coordination: (any StageCoordination)?
     /// Spare tiles kept free in the window for views added while running (`add URI`).
     public var spareTiles: Int = 0
+    /// Told about every view's player right after it is created (the remote control follows them).
+    public var playerCreated: (@Sendable (Player) async -> Void)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -216,6 +218,7 @@ public actor Stage {
         do {
             let player = try Player(configuration: config)
             players[view.number] = player
+            await configuration.playerCreated?(player)
             let events = await player.events()
             Task { for await event in events { continuation.yield(.player(view.number, event)) } }
         } catch let error as PlayerError {
