@@ -30,6 +30,7 @@ public actor RemoteControl {
     private var ended = false
     /// Set by `Stop`: the view is paused at 0 and reported Stopped until the next play.
     private var stoppedByRemote = false
+    private var stopInProgress = false
     private var commandTask: Task<Void, Never>?
 
     public init(server: MPRISServer, skipInterval: Double = 10,
@@ -116,9 +117,13 @@ public actor RemoteControl {
         guard player === focused else { return }
         watchCoordinator(of: player)
         switch event {
-        case .status(let status):
+        case .status:
+            // Events reach this actor a little after they happened: map the player's state as it is now, so a
+            // stale "playing" queued before a Stop or Pause cannot overwrite what the command did.
+            let status = await player.currentStatus
             if ended && status.state == .playing { ended = false; await publishTrack(refresh: true) }
-            if status.state == .playing { stoppedByRemote = false }
+            // Playing again (from the keys, stdin or the group) ends a remote Stop; not while the Stop itself runs.
+            if status.state == .playing && status.waitingToPlay == nil && !stopInProgress { stoppedByRemote = false }
             let mapped: NowPlaying.Status?
             switch (status.state, status.waitingToPlay) {
             case (.playing, nil): mapped = .playing
@@ -215,6 +220,8 @@ public actor RemoteControl {
                 if server.nowPlaying.status == .playing { try await player.pause() } else { try await play(player) }
             case .stop:
                 stoppedByRemote = true
+                stopInProgress = true
+                defer { stopInProgress = false }
                 try await player.pause()
                 try await player.seek(to: .zero)
                 server.update { $0.status = .stopped }
