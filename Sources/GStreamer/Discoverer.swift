@@ -56,14 +56,16 @@ public struct MediaInfo: Sendable, Equatable {
         var media = MediaInfo(uri: uri, duration: ClockTime(raw: gst_discoverer_info_get_duration(info)),
                               container: nil, isSeekable: gst_discoverer_info_get_seekable(info) != 0,
                               isLive: gst_discoverer_info_get_live(info) != 0, streams: [])
-        if let tags = gst_discoverer_info_get_tags(info) {
-            var value: UnsafeMutablePointer<gchar>?
-            if gst_tag_list_get_string(tags, "title", &value) != 0, let value {
-                media.title = String(cString: value)
-                g_free(value)
-            }
-        }
         if let top = gst_discoverer_info_get_stream_info(info) {
+            // The container's own title (not a track's name, which the merged tag list would also offer).
+            if isA(top, gst_discoverer_container_info_get_type()),
+               let tags = gst_discoverer_container_info_get_tags(top) {
+                var value: UnsafeMutablePointer<gchar>?
+                if gst_tag_list_get_string(tags, "title", &value) != 0, let value {
+                    media.title = String(cString: value)
+                    g_free(value)
+                }
+            }
             if g_type_check_instance_is_a(UnsafeMutablePointer<GTypeInstance>(top),
                                           gst_discoverer_container_info_get_type()) != 0,
                let caps = gst_discoverer_stream_info_get_caps(top) {
