@@ -57,6 +57,9 @@ struct Play: AsyncParsableCommand {
     @OptionGroup(title: "Remote control (MPRIS2)")
     var remoteControl: RemoteControlOptions
 
+    @OptionGroup(title: "Languages")
+    var languages: LanguageOptions
+
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
 
@@ -90,7 +93,8 @@ struct Play: AsyncParsableCommand {
         let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
         let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
                                                reporter: TerminalReporter())
-        if let remote { configuration.playerCreated = { player in await remote.add(player) } }
+        configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
+                                                      reporter: TerminalReporter())
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
         let outcome = await stage.run(commands: .merging(StdinCommands.stream(), remoteCommands))
         await remote?.shutdown()
@@ -168,6 +172,7 @@ struct Info: ParsableCommand {
             if let lang = stream.language { line += ", language \(lang)" }
             lines.append(line)
         }
+        lines.append(contentsOf: LanguageOptions.optionLines(info))
         return lines.joined(separator: "\n")
     }
 }

@@ -39,6 +39,8 @@ struct RemoteControlOptions: ParsableArguments {
     }
 }
 
+typealias RemoteControlHandle = RemoteControl
+
 extension AsyncStream where Element == StageCommand {
     /// One stream of the commands of both (stdin and the remote's quit).
     static func merging(_ first: AsyncStream<StageCommand>, _ second: AsyncStream<StageCommand>) -> AsyncStream<StageCommand> {

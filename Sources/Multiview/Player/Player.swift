@@ -47,6 +47,11 @@ public actor Player {
     private weak var interceptor: (any TransportInterceptor)?
     /// Held by a coordinator until every view is ready.
     private var coordinatedWaiting = false
+    /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
+    /// (LanguageSelection.swift).
+    var streamCollection: [BusMessage.StreamInfo] = []
+    var currentSelection: [BusMessage.StreamInfo] = []
+    var languagePreferences = LanguagePreferences()
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -169,7 +174,7 @@ public actor Player {
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    private func publish(_ event: PlayerEvent) {
+    func publish(_ event: PlayerEvent) {
         for (_, c) in subscribers { c.yield(event) }
     }
 
@@ -532,6 +537,7 @@ public actor Player {
             updateStatus()
         case .asyncDone(let source, _) where source.isPipeline:
             resumeWaiters()
+            applyLanguagePreferencesReporting()
             updateStatus()
         case .buffering(_, let percent):
             bufferingPercent = percent
@@ -558,8 +564,14 @@ public actor Player {
                 _ = try? pipeline.setState(state)
                 updateStatus()
             }
-        case .streamsSelected(_, let streams), .streamCollection(_, let streams):
+        case .streamCollection(_, let streams):
             updateMediaInfo(streams)
+            streamCollection = streams
+            // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
+            if currentState >= .paused { applyLanguagePreferencesReporting() }
+        case .streamsSelected(_, let streams):
+            updateMediaInfo(streams)
+            currentSelection = streams
         default:
             break
         }

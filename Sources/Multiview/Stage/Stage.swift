@@ -342,6 +342,16 @@ public actor Stage {
                     reporter.note("what happened on view \(number): \(error)")
                 }
             }
+        case .audioLanguage(let number, let language):
+            guard let player = players[number] else { return reporter.note("no view \(number)") }
+            do { try await player.selectAudio(language: language); reporter.note("view \(number): audio \(language)") }
+            catch { reporter.note("\(error)") }
+        case .subtitles(let number, let language):
+            guard let player = players[number] else { return reporter.note("no view \(number)") }
+            do {
+                try await player.selectSubtitles(language.map { .language($0) } ?? .off)
+                reporter.note("view \(number): subtitles \(language ?? "off")")
+            } catch { reporter.note("\(error)") }
         case .play, .pause, .seekBy, .seekTo, .rate:
             if configuration.coordination != nil {
                 await performCoordinated(command, live: live)

@@ -14,6 +14,10 @@ public enum StageCommand: Sendable, Equatable {
     case whatHappened(Int)
     /// Add a view (coordinated: it joins the group in sync).
     case add(String)
+    /// `lang N audio fr`: view N plays its audio track in that language.
+    case audioLanguage(view: Int, language: String)
+    /// `subs N en` / `subs N off`: view N shows subtitles in that language, or none.
+    case subtitles(view: Int, language: String?)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -36,6 +40,12 @@ public enum StageCommand: Sendable, Equatable {
             return .whatHappened(n)
         case ("add", 2):
             return .add(words[1])
+        case ("lang", 4) where words[2].lowercased() == "audio":
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .audioLanguage(view: n, language: words[3])
+        case ("subs", 3):
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .subtitles(view: n, language: words[2].lowercased() == "off" ? nil : words[2])
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -47,5 +57,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); lang N audio fr, subs N en|off; coordinated: r N (what happened? on view N), add URI"
 }
