@@ -78,6 +78,10 @@ final class LanguageTests: XCTestCase {
         } catch let error as LanguageSelectionError {
             XCTAssertEqual(error.description, "view 1 (angle3-right.mkv): no subtitle track in language 'fr' (available: en)")
         }
+        // The view keeps playing after the switches.
+        let before = await player.position?.seconds ?? 0
+        let advanced = await eventually { (await player.position?.seconds ?? 0) > before + 0.5 }
+        XCTAssertTrue(advanced, "the view stopped advancing after the stream switches")
         await player.stop()
     }
 }
