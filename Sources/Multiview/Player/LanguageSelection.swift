@@ -106,6 +106,16 @@ extension Player {
         return ids
     }
 
+    /// `streams` with each missing language filled in from `known` (same stream id).
+    func mergingLanguages(into streams: [BusMessage.StreamInfo], from known: [BusMessage.StreamInfo]) -> [BusMessage.StreamInfo] {
+        streams.map { stream in
+            guard stream.language == nil, let language = known.first(where: { $0.id == stream.id })?.language else { return stream }
+            var updated = stream
+            updated.language = language
+            return updated
+        }
+    }
+
     /// Applies standing wishes (if any) after a preroll or a new collection; a failure is a warning event.
     func applyLanguagePreferencesReporting() {
         guard languagePreferences != LanguagePreferences(), !streamCollection.isEmpty else { return }

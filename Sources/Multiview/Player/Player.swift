@@ -566,12 +566,19 @@ public actor Player {
             }
         case .streamCollection(_, let streams):
             updateMediaInfo(streams)
-            streamCollection = streams
+            streamCollection = mergingLanguages(into: streams, from: streamCollection)
             // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
             if currentState >= .paused { applyLanguagePreferencesReporting() }
         case .streamsSelected(_, let streams):
             updateMediaInfo(streams)
             currentSelection = streams
+            // Language tags can reach the streams after the collection was posted: learn them here, and try the
+            // wishes again if that made a difference.
+            let merged = mergingLanguages(into: streamCollection, from: streams)
+            if merged != streamCollection {
+                streamCollection = merged
+                if currentState >= .paused { applyLanguagePreferencesReporting() }
+            }
         default:
             break
         }
