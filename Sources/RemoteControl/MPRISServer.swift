@@ -45,6 +45,7 @@ public final class MPRISServer: Sendable {
     private let continuation: AsyncStream<RemoteCommand>.Continuation
     private let published = Mutex<NowPlaying>(NowPlaying())
     private let positionReader = Mutex<(@Sendable () -> ClockTime?)?>(nil)
+    private let stopped = Mutex<Bool>(false)
     /// D-Bus handles: touched only on the loop thread (boxed so this class stays Sendable).
     private let handles: LoopOwned<Handles>
 
@@ -95,6 +96,8 @@ public final class MPRISServer: Sendable {
 
     /// Unregisters, releases the name and closes the connection. Idempotent.
     public func stop() async {
+        // Once only: after the first stop the loop thread is gone and could not run a second close.
+        guard stopped.withLock({ let was = $0; $0 = true; return !was }) else { return }
         continuation.finish()
         await Self.closeAll(handles, loop: loop)
     }
