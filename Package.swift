@@ -3,7 +3,8 @@
 //
 // Layers, imports flowing one way (bottom to top):
 //   CGStreamer (system headers) ← CGStreamerShim (what Swift cannot call) ← GStreamer (safe Swift wrappers)
-//   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure), Priority, Routing
+//   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure), Priority, Routing,
+//   RemoteControl
 //   ← multiview (command-line tool)
 import PackageDescription
 
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "Multiview", targets: ["Multiview"]),
         .library(name: "Coordination", targets: ["Coordination"]),
         .library(name: "Routing", targets: ["Routing"]),
+        .library(name: "RemoteControl", targets: ["RemoteControl"]),
         .executable(name: "multiview", targets: ["multiview"]),
     ],
     dependencies: [
@@ -61,9 +63,15 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Now playing + remote commands over MPRIS2 (D-Bus session bus, GIO's GDBus).
+        .target(
+            name: "RemoteControl",
+            dependencies: ["Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Routing", "Coordination", "Priority", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -90,6 +98,11 @@ let package = Package(
         .testTarget(
             name: "RoutingTests",
             dependencies: ["Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RemoteControlTests",
+            dependencies: ["RemoteControl", "Coordination", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

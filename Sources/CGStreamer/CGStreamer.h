@@ -7,6 +7,8 @@
 #include <gst/audio/audio.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/net/net.h>
+// GDBus (MPRIS2 remote control); GLib is already here through GStreamer.
+#include <gio/gio.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/keysym.h>

@@ -23,6 +23,8 @@ public struct MediaInfo: Sendable, Equatable {
     public var isSeekable: Bool
     public var isLive: Bool
     public var streams: [Stream]
+    /// The media's title tag, when it has one.
+    public var title: String?
 
     /// Runs the discoverer synchronously (it spins its own pipeline). Throws the discoverer's error for
     /// missing, unreadable or undecodable media.
@@ -55,6 +57,15 @@ public struct MediaInfo: Sendable, Equatable {
                               container: nil, isSeekable: gst_discoverer_info_get_seekable(info) != 0,
                               isLive: gst_discoverer_info_get_live(info) != 0, streams: [])
         if let top = gst_discoverer_info_get_stream_info(info) {
+            // The container's own title (not a track's name, which the merged tag list would also offer).
+            if isA(top, gst_discoverer_container_info_get_type()),
+               let tags = gst_discoverer_container_info_get_tags(top) {
+                var value: UnsafeMutablePointer<gchar>?
+                if gst_tag_list_get_string(tags, "title", &value) != 0, let value {
+                    media.title = String(cString: value)
+                    g_free(value)
+                }
+            }
             if g_type_check_instance_is_a(UnsafeMutablePointer<GTypeInstance>(top),
                                           gst_discoverer_container_info_get_type()) != 0,
                let caps = gst_discoverer_stream_info_get_caps(top) {

@@ -59,6 +59,11 @@ struct Play: AsyncParsableCommand {
     var priorityOptions: PriorityOptions
     @OptionGroup(title: "Audio routes and the external display")
     var routing: RoutingOptions
+    @OptionGroup(title: "Remote control (MPRIS2)")
+    var remoteControl: RemoteControlOptions
+
+    @OptionGroup(title: "Languages")
+    var languages: LanguageOptions
 
     @Argument(help: "Media files or URIs (file://, http://…).")
     var media: [String]
@@ -84,8 +89,10 @@ struct Play: AsyncParsableCommand {
         var configuration = StageConfiguration(
             sources: media.map(MediaSource.init), headless: headless, duration: duration,
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+        var coordinatedStage: CoordinatedStage?
         if coordinated {
-            configuration.coordination = CoordinatedStage(itemIdentifier: itemId)
+            coordinatedStage = CoordinatedStage(itemIdentifier: itemId)
+            configuration.coordination = coordinatedStage
             configuration.spareTiles = max(0, spareTiles)
         }
         configuration.observer = try priorityOptions.makeObserver(media: media)
@@ -95,8 +102,14 @@ struct Play: AsyncParsableCommand {
             // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
             if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
         }
+        let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
+        let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
+                                               reporter: TerminalReporter())
+        configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
+                                                      reporter: TerminalReporter())
         let stage = Stage(configuration: configuration, reporter: TerminalReporter())
-        let outcome = await stage.run(commands: StdinCommands.stream())
+        let outcome = await stage.run(commands: .merging(StdinCommands.stream(), remoteCommands))
+        await remote?.shutdown()
         await arbiter?.shutdown()
         for failure in outcome.failures {
             FileHandle.standardError.write(Data("\(failure)\n".utf8))
@@ -172,6 +185,7 @@ struct Info: ParsableCommand {
             if let lang = stream.language { line += ", language \(lang)" }
             lines.append(line)
         }
+        lines.append(contentsOf: LanguageOptions.optionLines(info))
         return lines.joined(separator: "\n")
     }
 }

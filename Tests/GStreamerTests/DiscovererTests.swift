@@ -13,6 +13,9 @@ final class DiscovererTests: XCTestCase {
             var duration_s: Double
             var video_codec: String?
             var audio_codec: String?
+            /// Files with several audio languages list them (angle3: en + fr).
+            var audio_tracks: [AudioTrack]?
+            struct AudioTrack: Decodable { var language: String }
         }
         var channels: Int
         var sample_rate: Int
@@ -58,7 +61,10 @@ final class DiscovererTests: XCTestCase {
             let video = info.streams.filter { $0.kind == .video }
             let audio = info.streams.filter { $0.kind == .audio }
             XCTAssertEqual(video.count, entry.video_codec == nil ? 0 : 1, entry.file)
-            XCTAssertEqual(audio.count, 1, entry.file)
+            XCTAssertEqual(audio.count, entry.audio_tracks?.count ?? 1, entry.file)
+            if let tracks = entry.audio_tracks {
+                XCTAssertEqual(audio.map(\.language), tracks.map(\.language), entry.file)
+            }
             XCTAssertEqual(video.first?.width, entry.width, entry.file)
             XCTAssertEqual(video.first?.height, entry.height, entry.file)
             XCTAssertEqual(audio.first?.channels, manifest.channels, entry.file)

@@ -72,10 +72,11 @@ enum TestMedia {
     /// streams cannot be decoded.
     static func undecodableCopy() throws -> String {
         var data = try Data(contentsOf: URL(fileURLWithPath: path("angle3-right.mkv")))
-        for (from, to) in [("V_MPEG4/ISO/AVC", "V_XXXXX/ISO/XYZ"), ("A_OPUS", "A_XYZW")] {
+        // Every track: angle3 has two audio languages and a subtitle track.
+        for (from, to) in [("V_MPEG4/ISO/AVC", "V_XXXXX/ISO/XYZ"), ("A_OPUS", "A_XYZW"), ("S_TEXT/UTF8", "S_XXXX/XYZW")] {
             let f = Data(from.utf8), t = Data(to.utf8)
-            guard let range = data.range(of: f) else { throw TestFailure("codec id \(from) not found in angle3") }
-            data.replaceSubrange(range, with: t)
+            guard data.range(of: f) != nil else { throw TestFailure("codec id \(from) not found in angle3") }
+            while let range = data.range(of: f) { data.replaceSubrange(range, with: t) }
         }
         let out = try scratch().appendingPathComponent("undecodable.mkv")
         try data.write(to: out)

@@ -84,6 +84,11 @@ public actor Player {
     private var reconnectingAudio = false
     /// Audio sinks follow the pipeline's (shared) clock: set by `adoptClock`, reapplied to a replacement sink.
     private var audioFollowsSharedClock = false
+    /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
+    /// (LanguageSelection.swift).
+    var streamCollection: [BusMessage.StreamInfo] = []
+    var currentSelection: [BusMessage.StreamInfo] = []
+    var languagePreferences = LanguagePreferences()
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
@@ -199,11 +204,14 @@ public actor Player {
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    private func publish(_ event: PlayerEvent) {
+    func publish(_ event: PlayerEvent) {
         for (_, c) in subscribers { c.yield(event) }
     }
 
     public var currentStatus: PlayerStatus { status }
+
+    /// The media loaded last (nil before `load`).
+    public var loadedSource: MediaSource? { source }
 
     // MARK: Transport
 
@@ -655,6 +663,7 @@ public actor Player {
             updateStatus()
         case .asyncDone(let source, _) where source.isPipeline:
             resumeWaiters()
+            applyLanguagePreferencesReporting()
             updateStatus()
         case .buffering(_, let percent):
             bufferingPercent = percent
@@ -681,8 +690,21 @@ public actor Player {
                 _ = try? pipeline.setState(state)
                 updateStatus()
             }
-        case .streamsSelected(_, let streams), .streamCollection(_, let streams):
+        case .streamCollection(_, let streams):
             updateMediaInfo(streams)
+            streamCollection = mergingLanguages(into: streams, from: streamCollection)
+            // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
+            if currentState >= .paused { applyLanguagePreferencesReporting() }
+        case .streamsSelected(_, let streams):
+            updateMediaInfo(streams)
+            currentSelection = streams
+            // Language tags can reach the streams after the collection was posted: learn them here, and try the
+            // wishes again if that made a difference.
+            let merged = mergingLanguages(into: streamCollection, from: streams)
+            if merged != streamCollection {
+                streamCollection = merged
+                if currentState >= .paused { applyLanguagePreferencesReporting() }
+            }
         default:
             break
         }

@@ -22,6 +22,8 @@ public struct StageConfiguration: Sendable {
     public var observer: (any StageViewObserver)?
     /// Audio routes and the external display: the routing layer plugs in here.
     public var routing: (any StageRouting)?
+    /// Told about every view's player right after it is created (the remote control follows them).
+    public var playerCreated: (@Sendable (Player) async -> Void)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -262,6 +264,7 @@ public actor Stage {
                                       tileHeight: window.map { _ in configuration.tileHeight })
             }
             await configuration.routing?.attach(player)
+            await configuration.playerCreated?(player)
             let events = await player.events()
             Task { for await event in events { continuation.yield(.player(view.number, event)) } }
         } catch let error as PlayerError {
@@ -422,6 +425,16 @@ public actor Stage {
                     reporter.note("what happened on view \(number): \(error)")
                 }
             }
+        case .audioLanguage(let number, let language):
+            guard let player = players[number] else { return reporter.note("no view \(number)") }
+            do { try await player.selectAudio(language: language); reporter.note("view \(number): audio \(language)") }
+            catch { reporter.note("\(error)") }
+        case .subtitles(let number, let language):
+            guard let player = players[number] else { return reporter.note("no view \(number)") }
+            do {
+                try await player.selectSubtitles(language.map { .language($0) } ?? .off)
+                reporter.note("view \(number): subtitles \(language ?? "off")")
+            } catch { reporter.note("\(error)") }
         case .play, .pause, .seekBy, .seekTo, .rate:
             if configuration.coordination != nil {
                 await performCoordinated(command, live: live)

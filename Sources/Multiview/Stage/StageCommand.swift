@@ -21,6 +21,10 @@ public enum StageCommand: Sendable, Equatable {
     case preferAudio(Int?)
     /// `external N` (window: `v N`): view N is preferred for the external display; nil clears it.
     case preferExternal(Int?)
+    /// `lang N audio fr`: view N plays its audio track in that language.
+    case audioLanguage(view: Int, language: String)
+    /// `subs N en` / `subs N off`: view N shows subtitles in that language, or none.
+    case subtitles(view: Int, language: String?)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -53,6 +57,12 @@ public enum StageCommand: Sendable, Equatable {
                 number = n
             }
             return first == "audio" ? .preferAudio(number) : .preferExternal(number)
+        case ("lang", 4) where words[2].lowercased() == "audio":
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .audioLanguage(view: n, language: words[3])
+        case ("subs", 3):
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .subtitles(view: n, language: words[2].lowercased() == "off" ? nil : words[2])
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -64,5 +74,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears)"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); lang N audio fr, subs N en|off; coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears)"
 }

@@ -1,0 +1,131 @@
+import Foundation
+import GStreamer
+
+/// Which audio and subtitle language a view plays (chosen from its stream collection).
+public struct LanguagePreferences: Sendable, Equatable {
+    public enum Subtitles: Sendable, Equatable {
+        /// Whatever playbin3 selects by default.
+        case automatic
+        case off
+        case language(String)
+    }
+    /// nil: the default (first) audio track.
+    public var audio: String?
+    public var subtitles: Subtitles
+    public init(audio: String? = nil, subtitles: Subtitles = .automatic) {
+        self.audio = audio; self.subtitles = subtitles
+    }
+
+    /// Two language codes name the same language ("fr", "fre", "fra", "FR" all match "fr").
+    static func matches(_ tag: String?, _ wanted: String) -> Bool {
+        guard let tag else { return false }
+        let a = tag.lowercased(), b = wanted.lowercased()
+        if a == b { return true }
+        let aliases: [String: String] = ["fre": "fr", "fra": "fr", "eng": "en", "ger": "de", "deu": "de",
+                                         "spa": "es", "ita": "it", "jpn": "ja", "por": "pt", "dut": "nl", "nld": "nl"]
+        return (aliases[a] ?? a) == (aliases[b] ?? b)
+    }
+}
+
+/// Why a language could not be selected (the view keeps what it plays).
+public enum LanguageSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    case noSuchLanguage(view: ViewIdentity, kind: String, language: String, available: [String])
+    case noStreamCollection(view: ViewIdentity)
+    case refused(view: ViewIdentity)
+
+    public var description: String {
+        switch self {
+        case .noSuchLanguage(let view, let kind, let language, let available):
+            let list = available.isEmpty ? "none" : available.joined(separator: ", ")
+            return "\(view): no \(kind) track in language '\(language)' (available: \(list))"
+        case .noStreamCollection(let view):
+            return "\(view): no streams known yet (not loaded)"
+        case .refused(let view):
+            return "\(view): the pipeline refused the stream selection"
+        }
+    }
+}
+
+extension Player {
+    /// The view's audio and subtitle options from its stream collection, in order.
+    public var audioOptions: [BusMessage.StreamInfo] { streamCollection.filter { $0.kind == .audio } }
+    public var subtitleOptions: [BusMessage.StreamInfo] { streamCollection.filter { $0.kind == .text } }
+    /// What the pipeline plays now (its last STREAMS_SELECTED).
+    public var selectedStreams: [BusMessage.StreamInfo] { currentSelection }
+
+    /// Sets the preferences; applied now when the streams are known, else as soon as the collection arrives.
+    public func setLanguagePreferences(_ preferences: LanguagePreferences) throws {
+        languagePreferences = preferences
+        if !streamCollection.isEmpty && pipeline.currentState >= .paused { try applyLanguagePreferences() }
+    }
+
+    /// Plays the audio track in `language` (stdin `lang N audio fr`).
+    public func selectAudio(language: String) throws {
+        guard !streamCollection.isEmpty else { throw LanguageSelectionError.noStreamCollection(view: view) }
+        try checkLanguage(language, among: audioOptions, kind: "audio")
+        languagePreferences.audio = language
+        try applyLanguagePreferences()
+    }
+
+    /// Shows subtitles in `language`, or none (`subs N off`).
+    public func selectSubtitles(_ choice: LanguagePreferences.Subtitles) throws {
+        guard !streamCollection.isEmpty else { throw LanguageSelectionError.noStreamCollection(view: view) }
+        if case .language(let language) = choice { try checkLanguage(language, among: subtitleOptions, kind: "subtitle") }
+        languagePreferences.subtitles = choice
+        try applyLanguagePreferences()
+    }
+
+    private func checkLanguage(_ language: String, among options: [BusMessage.StreamInfo], kind: String) throws {
+        guard options.contains(where: { LanguagePreferences.matches($0.language, language) }) else {
+            throw LanguageSelectionError.noSuchLanguage(view: view, kind: kind, language: language,
+                                                        available: options.map { $0.language ?? "und" })
+        }
+    }
+
+    /// The stream ids the preferences ask for: the first video, the preferred (else current, else first) audio,
+    /// the preferred subtitles (none when off; the current ones when automatic).
+    func preferredStreamIDs() -> [String] {
+        var ids: [String] = []
+        if let video = streamCollection.first(where: { $0.kind == .video }) { ids.append(video.id) }
+        let audio = audioOptions
+        if let wanted = languagePreferences.audio, let match = audio.first(where: { LanguagePreferences.matches($0.language, wanted) }) {
+            ids.append(match.id)
+        } else if let current = currentSelection.first(where: { $0.kind == .audio }) {
+            ids.append(current.id)
+        } else if let first = audio.first {
+            ids.append(first.id)
+        }
+        switch languagePreferences.subtitles {
+        case .off:
+            break
+        case .language(let wanted):
+            if let match = subtitleOptions.first(where: { LanguagePreferences.matches($0.language, wanted) }) { ids.append(match.id) }
+        case .automatic:
+            if let current = currentSelection.first(where: { $0.kind == .text }) { ids.append(current.id) }
+        }
+        return ids
+    }
+
+    /// `streams` with each missing language filled in from `known` (same stream id).
+    func mergingLanguages(into streams: [BusMessage.StreamInfo], from known: [BusMessage.StreamInfo]) -> [BusMessage.StreamInfo] {
+        streams.map { stream in
+            guard stream.language == nil, let language = known.first(where: { $0.id == stream.id })?.language else { return stream }
+            var updated = stream
+            updated.language = language
+            return updated
+        }
+    }
+
+    /// Applies standing wishes (if any) after a preroll or a new collection; a failure is a warning event.
+    func applyLanguagePreferencesReporting() {
+        guard languagePreferences != LanguagePreferences(), !streamCollection.isEmpty else { return }
+        do { try applyLanguagePreferences() } catch { publish(.warning("\(error)")) }
+    }
+
+    /// Sends the selection when it differs from what plays.
+    func applyLanguagePreferences() throws {
+        let ids = preferredStreamIDs()
+        guard !ids.isEmpty, Set(ids) != Set(currentSelection.map(\.id)) else { return }
+        guard pipeline.selectStreams(ids) else { throw LanguageSelectionError.refused(view: view) }
+    }
+}
