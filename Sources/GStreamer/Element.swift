@@ -58,6 +58,13 @@ public class Element: ObjectRef, @unchecked Sendable {
         return gst_element_get_state(element, &current, &pending, 0) == GST_STATE_CHANGE_ASYNC
     }
 
+    /// True when the last state change failed (an element refused it, e.g. typefind found no known format).
+    /// Answers at once (no wait).
+    public var stateChangeFailed: Bool {
+        var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+        return gst_element_get_state(element, &current, &pending, 0) == GST_STATE_CHANGE_FAILURE
+    }
+
     /// Waits up to `timeout` for a pending asynchronous state change; returns the state then reached.
     public func waitForState(timeout: ClockTime) throws -> ElementState {
         var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING

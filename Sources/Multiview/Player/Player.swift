@@ -560,6 +560,15 @@ public actor Player {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
+        if pipeline.stateChangeFailed {
+            // The change failed; the error message that says why is still on its way over the bus (the actor
+            // handles it in order). Wait for it briefly so the caller gets the classified cause.
+            let errorDeadline = ContinuousClock.now + .seconds(2)
+            while failure == nil && ContinuousClock.now < errorDeadline { try await Task.sleep(for: .milliseconds(5)) }
+            let error = failure ?? PlayerError(view: view, cause: .pipeline("state change to \(targetState) failed"))
+            fail(error)
+            throw error
+        }
         if let failure { throw failure }
         // The bus message saying so may still be on its way: take the state from the pipeline now.
         currentState = pipeline.currentState
