@@ -44,7 +44,7 @@ mv_services_dir() {
 # ---------------------------------------------------------------------------------------------------------------
 # PulseAudio
 
-mv_pulse_reachable() { timeout 5 pactl info >/dev/null 2>&1; }
+mv_pulse_reachable() { timeout -k 2 5 pactl info >/dev/null 2>&1; }
 
 mv_pid_is() {  # mv_pid_is PID COMM: PID is alive and is COMM (guards against PID reuse)
   [ -n "$1" ] && [ -r "/proc/$1/comm" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]
@@ -136,7 +136,7 @@ mv_pulse_stop() {
 
 mv_x_reachable() {  # mv_x_reachable [DISPLAY]
   local d="${1:-${DISPLAY:-}}"
-  [ -n "$d" ] && timeout 5 xdpyinfo -display "$d" >/dev/null 2>&1
+  [ -n "$d" ] && timeout -k 2 5 xdpyinfo -display "$d" >/dev/null 2>&1
 }
 
 # Uses the X display in $DISPLAY if it answers; otherwise starts Xvfb on the first free display number from :90 and
