@@ -77,7 +77,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

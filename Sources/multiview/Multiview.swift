@@ -10,7 +10,7 @@ struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self],
+        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self, PreviewCommand.self, TrickPlayCommand.self],
         defaultSubcommand: Play.self
     )
 }
