@@ -72,7 +72,7 @@ let package = Package(
         // I-frame trick play (±8×) and scrub previews from HLS I-frame playlists (byte ranges, decoded alone).
         .target(
             name: "TrickPlay",
-            dependencies: ["GStreamer", "CGStreamer"],
+            dependencies: ["Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -113,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrickPlayTests",
-            dependencies: ["TrickPlay", "GStreamer"],
+            dependencies: ["TrickPlay", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -97,6 +97,16 @@ public final class IFrameDecoder: Sendable {
         return .success(DecodedFrame(width: w, height: h, rgb: rgb))
     }
 
+    /// Pushes bytes as one buffer into an appsrc element (which takes the buffer's reference).
+    static func push<C: Collection<UInt8>>(_ bytes: C, into element: Element) {
+        let appSource = UnsafeMutableRawPointer(element.element).assumingMemoryBound(to: GstAppSrc.self)
+        guard let buffer = gst_buffer_new_allocate(nil, gsize(bytes.count), nil) else { return }
+        _ = bytes.withContiguousStorageIfAvailable { raw in
+            if let base = raw.baseAddress { _ = gst_buffer_fill(buffer, 0, base, gsize(raw.count)) }
+        }
+        _ = gst_app_src_push_buffer(appSource, buffer)
+    }
+
     /// The first error the pipeline posted, if any.
     private static func busError(_ pipeline: Pipeline) -> String? {
         guard let bus = gst_element_get_bus(pipeline.element) else { return nil }

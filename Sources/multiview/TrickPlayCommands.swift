@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SyncAnalysis
 import TrickPlay
 
 /// `multiview preview URL --at T --output F.png`: a scrub preview from the HLS I-frame playlist.
@@ -39,7 +38,7 @@ struct PreviewCommand: AsyncParsableCommand {
         let player = TrickPlayer(view: view, master: url.scheme == nil ? URL(fileURLWithPath: master) : url)
         do {
             let frame = try await player.preview(at: at, width: width, height: height)
-            let data = output.lowercased().hasSuffix(".ppm") ? frame.ppm : PNGEncoder.encode(frame.image)
+            let data = frame.encoded(forPath: output)
             try data.write(to: URL(fileURLWithPath: output))
             print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
         } catch let error as TrickPlayViewError {
@@ -106,19 +105,5 @@ struct TrickPlayCommand: AsyncParsableCommand {
         let position = await player.stop() ?? from
         print(String(format: "resume at %.1f s", position))
         if failed { throw ExitCode(1) }
-    }
-}
-
-extension DecodedFrame {
-    /// As SyncAnalysis's RGBImage (for its PNG encoder).
-    var image: RGBImage {
-        var image = RGBImage(width: width, height: height)
-        for y in 0..<height {
-            for x in 0..<width {
-                let i = (y * width + x) * 3
-                image.set(x, y, RGB(rgb[i], rgb[i + 1], rgb[i + 2]))
-            }
-        }
-        return image
     }
 }
