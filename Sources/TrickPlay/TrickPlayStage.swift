@@ -71,7 +71,9 @@ public actor TrickPlayStage: StageTrickPlay {
 
     public func stop(view number: Int) async -> Double? {
         guard active.remove(number) != nil, let trick = trickPlayers[number] else { return nil }
-        return await trick.stop()
+        let position = await trick.stop()   // after this no frame callback runs (same actor as the loop)
+        displays[number]?.close()           // the view's own sink draws the tile again
+        return position
     }
 
     /// Whether view N is in trick play now.
@@ -123,6 +125,9 @@ final class TrickDisplay: @unchecked Sendable {
             IFrameDecoder.push(frame.rgb, into: source)
         }
     }
+
+    /// Tears the display pipeline down (the next `show` makes a new one).
+    func close() { lock.withLock { pipeline = nil; size = nil } }
 
     private func make(width: Int, height: Int) throws -> Pipeline {
         let pipeline = try Pipeline.parseLaunch("""
