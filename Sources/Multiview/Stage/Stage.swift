@@ -253,6 +253,9 @@ public actor Stage {
         ticker.cancel()
         deadlineTask?.cancel()
         for player in players.values { await player.stop() }
+        // Trick play draws into the tiles: end it before the window goes (a sink drawing into a destroyed X window
+        // is a fatal X error).
+        for view in views { _ = await configuration.trickPlay?.stop(view: view.number) }
         window?.close()
         inputContinuation = nil
         continuation.finish()
