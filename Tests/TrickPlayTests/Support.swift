@@ -49,6 +49,8 @@ final class HLSServer: @unchecked Sendable {
         process.arguments = [repoRoot.appendingPathComponent("Scripts/lib/hls-server.py").path, "--root", root,
                              "--port", "0", "--port-file", portFile]
         process.standardError = FileHandle.nullDevice
+        // Not the test's stdout: a server outliving a crashed test process would keep swift-test's pipe open.
+        process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
         let deadline = Date().addingTimeInterval(10)
