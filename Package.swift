@@ -69,9 +69,15 @@ let package = Package(
             dependencies: ["Coordination", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // I-frame trick play (±8×) and scrub previews from HLS I-frame playlists (byte ranges, decoded alone).
+        .target(
+            name: "TrickPlay",
+            dependencies: ["Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -103,6 +109,11 @@ let package = Package(
         .testTarget(
             name: "RemoteControlTests",
             dependencies: ["RemoteControl", "Coordination", "Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "TrickPlayTests",
+            dependencies: ["TrickPlay", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -4,13 +4,14 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TrickPlay
 
 @main
 struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self],
+        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self, PreviewCommand.self, TrickPlayCommand.self],
         defaultSubcommand: Play.self
     )
 }
@@ -96,6 +97,7 @@ struct Play: AsyncParsableCommand {
             configuration.spareTiles = max(0, spareTiles)
         }
         configuration.observer = try priorityOptions.makeObserver(media: media)
+        configuration.trickPlay = TrickPlayStage(note: { TerminalReporter().note($0) })   // ff N, rew N, preview N
         let arbiter = await routing.makeArbiter(reporter: TerminalReporter(), viewCount: media.count)
         if let arbiter {
             configuration.routing = arbiter

@@ -24,6 +24,8 @@ public struct StageConfiguration: Sendable {
     public var routing: (any StageRouting)?
     /// Told about every view's player right after it is created (the remote control follows them).
     public var playerCreated: (@Sendable (Player) async -> Void)?
+    /// I-frame trick play and scrub previews (`ff N`, `rew N`, `preview N T PATH`): the trick-play layer plugs in here.
+    public var trickPlay: (any StageTrickPlay)?
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -76,6 +78,16 @@ public protocol StageRouting: Sendable {
     func label(for number: Int) async -> String?
 }
 
+/// What the trick-play layer provides to a stage (defined here so the stage need not import it).
+public protocol StageTrickPlay: Sendable {
+    /// Starts trick play at `rate` on the (paused) view from `position` seconds; returns the note to print.
+    func start(_ player: Player, source: MediaSource, rate: Double, from position: Double) async -> String
+    /// Ends trick play on the view if it runs; returns the media time to resume at (nil when it was not running).
+    func stop(view number: Int) async -> Double?
+    /// Writes a scrub preview of the view at `seconds` to `path`; returns the note to print.
+    func preview(_ player: Player, source: MediaSource, seconds: Double, path: String) async -> String
+}
+
 /// How a stage run ended.
 public struct StageOutcome: Sendable {
     public var views: [ViewIdentity]
@@ -113,6 +125,8 @@ public actor Stage {
 
     private var views: [ViewIdentity] = []
     private var players: [Int: Player] = [:]
+    /// What each view plays (the trick-play layer needs the HLS URL).
+    private var viewSources: [Int: MediaSource] = [:]
     private var statuses: [Int: PlayerStatus] = [:]
     private var infos: [Int: ViewMediaInfo] = [:]
     private var failures: [Int: PlayerError] = [:]
@@ -239,6 +253,9 @@ public actor Stage {
         ticker.cancel()
         deadlineTask?.cancel()
         for player in players.values { await player.stop() }
+        // Trick play draws into the tiles: end it before the window goes (a sink drawing into a destroyed X window
+        // is a fatal X error).
+        for view in views { _ = await configuration.trickPlay?.stop(view: view.number) }
         window?.close()
         inputContinuation = nil
         continuation.finish()
@@ -259,6 +276,7 @@ public actor Stage {
         do {
             let player = try Player(configuration: config)
             players[view.number] = player
+            viewSources[view.number] = source
             if let observer = configuration.observer {
                 await observer.attach(player, source: source, tileWidth: window.map { _ in configuration.tileWidth },
                                       tileHeight: window.map { _ in configuration.tileHeight })
@@ -435,7 +453,21 @@ public actor Stage {
                 try await player.selectSubtitles(language.map { .language($0) } ?? .off)
                 reporter.note("view \(number): subtitles \(language ?? "off")")
             } catch { reporter.note("\(error)") }
+        case .trickPlay(let number, let rate):
+            guard let trickPlay = configuration.trickPlay, configuration.coordination == nil,
+                  let player = players[number], let source = viewSources[number] else {
+                return reporter.note("'\(rate > 0 ? "ff" : "rew") \(number)' needs an existing uncoordinated view")
+            }
+            try? await player.pause()
+            let from = (await player.position).map { Double($0.nanoseconds) / 1e9 } ?? 0
+            reporter.note(await trickPlay.start(player, source: source, rate: rate, from: from))
+        case .preview(let number, let seconds, let path):
+            guard let trickPlay = configuration.trickPlay, let player = players[number], let source = viewSources[number] else {
+                return reporter.note("'preview \(number)' needs an existing view")
+            }
+            reporter.note(await trickPlay.preview(player, source: source, seconds: seconds, path: path))
         case .play, .pause, .seekBy, .seekTo, .rate:
+            await endTrickPlay(live: live)
             if configuration.coordination != nil {
                 await performCoordinated(command, live: live)
                 return
@@ -458,6 +490,17 @@ public actor Stage {
             if case .seekBy = command { ended.removeAll() }
             if case .seekTo = command { ended.removeAll() }
             reporter.note("\(command) done")
+        }
+    }
+
+    /// A transport command ends trick play: each view that ran it seeks to where it stopped (then the command acts).
+    private func endTrickPlay(live: [Player]) async {
+        guard let trickPlay = configuration.trickPlay else { return }
+        for player in live {
+            if let position = await trickPlay.stop(view: player.view.number) {
+                try? await player.seek(to: .seconds(position))
+                reporter.note("view \(player.view.number): trick play ended at \(String(format: "%.1f", position)) s")
+            }
         }
     }
 

@@ -25,6 +25,11 @@ public enum StageCommand: Sendable, Equatable {
     case audioLanguage(view: Int, language: String)
     /// `subs N en` / `subs N off`: view N shows subtitles in that language, or none.
     case subtitles(view: Int, language: String?)
+    /// `ff N` / `rew N`: I-frame trick play on view N at 8× / −8× (HLS with an I-frame playlist). Any transport
+    /// command ends it, the view resuming at 1× where it stopped. Handled by the stage's `trickPlay` layer.
+    case trickPlay(view: Int, rate: Double)
+    /// `preview N SECONDS PATH.png`: a scrub preview of view N (its I-frame at or before SECONDS) written to PATH.
+    case preview(view: Int, seconds: Double, path: String)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
     /// Returns nil for anything else (the caller prints help).
@@ -63,6 +68,12 @@ public enum StageCommand: Sendable, Equatable {
         case ("subs", 3):
             guard let n = Int(words[1]), n >= 1 else { return nil }
             return .subtitles(view: n, language: words[2].lowercased() == "off" ? nil : words[2])
+        case ("ff", 2), ("rew", 2):
+            guard let n = Int(words[1]), n >= 1 else { return nil }
+            return .trickPlay(view: n, rate: first == "ff" ? 8 : -8)
+        case ("preview", 4):
+            guard let n = Int(words[1]), n >= 1, let t = Double(words[2]), t >= 0, t.isFinite else { return nil }
+            return .preview(view: n, seconds: t, path: words[3])
         case ("rate", 2):
             guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
             return .rate(value)
@@ -74,5 +85,5 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); lang N audio fr, subs N en|off; coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears)"
+    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); lang N audio fr, subs N en|off; coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears); HLS I-frames: ff N, rew N (8x/-8x; any transport command resumes), preview N SECONDS PATH.png"
 }

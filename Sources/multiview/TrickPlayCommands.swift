@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import TrickPlay
+
+/// `multiview preview URL --at T --output F.png`: a scrub preview from the HLS I-frame playlist.
+struct PreviewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preview",
+        abstract: "Write a scrub preview (the I-frame at or before --at) of an HLS view, from its I-frame playlist.",
+        discussion: "Uses the smallest EXT-X-I-FRAME-STREAM-INF rung; fetches one byte range and decodes it alone."
+    )
+
+    @Argument(help: "The HLS multi-variant playlist (http(s) or file URL).")
+    var master: String
+
+    @Option(name: .long, help: "Media time in seconds.")
+    var at: Double
+
+    @Option(name: .long, help: "Output image: .png, or .ppm.")
+    var output: String
+
+    @Option(name: .long, help: "Scale to WIDTHxHEIGHT (default: the rung's size).")
+    var size: String?
+
+    @Option(name: .long, help: "View name used in messages.")
+    var view: String = "1"
+
+    func run() async throws {
+        guard let url = URL(string: master) ?? Optional(URL(fileURLWithPath: master)) else {
+            throw ValidationError("bad URL \(master)")
+        }
+        var width: Int?, height: Int?
+        if let size {
+            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--size WIDTHxHEIGHT") }
+            width = parts[0]; height = parts[1]
+        }
+        let player = TrickPlayer(view: view, master: url.scheme == nil ? URL(fileURLWithPath: master) : url)
+        do {
+            let frame = try await player.preview(at: at, width: width, height: height)
+            let data = frame.encoded(forPath: output)
+            try data.write(to: URL(fileURLWithPath: output))
+            print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
+        } catch let error as TrickPlayViewError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `multiview trickplay URL --rate 8 --from 0 --duration 2`: runs I-frame trick play and prints each I-frame
+/// shown and the position to resume at.
+struct TrickPlayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trickplay",
+        abstract: "Fast-forward / rewind an HLS view through its I-frame playlist (8× / −8×), printing the I-frames.",
+        discussion: "Prints one line per I-frame shown ('iframe 6.0 s (clock 6.3 s)'), then 'resume at T s'."
+    )
+
+    @Argument(help: "The HLS multi-variant playlist (http(s) or file URL).")
+    var master: String
+
+    @Option(name: .long, parsing: .unconditional, help: "Trick-play rate: 8 (fast-forward) or -8 (rewind); any non-zero value works.")
+    var rate: Double = 8
+
+    @Option(name: .long, parsing: .unconditional, help: "Start media time in seconds.")
+    var from: Double = 0
+
+    @Option(name: .long, help: "Wall-clock seconds to run (it also stops at the start or the end).")
+    var duration: Double = 2
+
+    @Option(name: .long, help: "The view's height in pixels: picks the I-frame rung (default: the largest).")
+    var height: Int?
+
+    @Option(name: .long, help: "View name used in messages.")
+    var view: String = "1"
+
+    func run() async throws {
+        guard rate != 0 else { throw ValidationError("--rate must not be 0") }
+        let url = URL(string: master).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: master)
+        let player = TrickPlayer(view: view, master: url, viewHeight: height)
+        let (events, continuation) = AsyncStream<TrickPlayEvent>.makeStream()
+        do {
+            try await player.play(rate: rate, from: from) { continuation.yield($0) }
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let timer = Task { try? await Task.sleep(for: .seconds(duration)); continuation.finish() }
+        var failed = false
+        for await event in events {
+            switch event {
+            case .frame(let frame):
+                print(String(format: "iframe %.1f s (clock %.1f s) %dx%d", frame.mediaTime, frame.clock,
+                             frame.picture.width, frame.picture.height))
+            case .reachedEnd:
+                continuation.finish()
+            case .failed(let error):
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                failed = true
+                continuation.finish()
+            }
+        }
+        timer.cancel()
+        let position = await player.stop() ?? from
+        print(String(format: "resume at %.1f s", position))
+        if failed { throw ExitCode(1) }
+    }
+}

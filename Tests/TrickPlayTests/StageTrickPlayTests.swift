@@ -1,0 +1,83 @@
+import Foundation
+import GStreamer
+import Multiview
+import TrickPlay
+import XCTest
+
+/// `ff N` / `rew N` / `preview N T PATH` on a headless stage playing an HLS view over the real server.
+final class StageTrickPlayTests: XCTestCase {
+    final class Reporter: StageReporter, @unchecked Sendable {
+        // Sendable: all access under `lock`.
+        private let lock = NSLock()
+        private var _notes: [String] = []
+        func status(_ line: String) {}
+        func note(_ line: String) { lock.withLock { _notes.append(line) } }
+        var notes: [String] { lock.withLock { _notes } }
+    }
+
+    func testCommandParsing() {
+        XCTAssertEqual(StageCommand.parse("ff 2"), .trickPlay(view: 2, rate: 8))
+        XCTAssertEqual(StageCommand.parse("rew 1"), .trickPlay(view: 1, rate: -8))
+        XCTAssertEqual(StageCommand.parse("preview 1 7.5 /tmp/p.png"), .preview(view: 1, seconds: 7.5, path: "/tmp/p.png"))
+        XCTAssertNil(StageCommand.parse("ff x"))
+        XCTAssertNil(StageCommand.parse("preview 1 -3 /tmp/p.png"))
+    }
+
+    /// ff 1 at 8× for ~1 s from ~2 s, then `play`: the view resumes at 1× near where trick play stopped
+    /// (≈ 10 s, far from the ≈ 3 s it would be at without trick play); a preview is written; a local file view
+    /// answers `ff` with one note and keeps playing.
+    func testFastForwardThenPlayResumesWhereTrickPlayStopped() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try HLSFixture.ensure()
+        let server = try HLSServer(root: HLSFixture.root)
+        defer { server.stop() }
+        let previewPath = FileManager.default.temporaryDirectory.appendingPathComponent("stage-preview-\(UUID().uuidString).png").path
+        defer { try? FileManager.default.removeItem(atPath: previewPath) }
+        var configuration = StageConfiguration(
+            sources: [MediaSource(server.url("angle1/master.m3u8").absoluteString),
+                      MediaSource(repoRoot.appendingPathComponent("Media/angle4-overhead.mp4").path)],
+            headless: true, duration: 14, audio: .fakeSink)
+        let reporter = Reporter()
+        let trickPlay = TrickPlayStage(note: { reporter.note($0) })
+        configuration.trickPlay = trickPlay
+        let stage = Stage(configuration: configuration, reporter: reporter)
+        let (commands, input) = AsyncStream<StageCommand>.makeStream()
+        let measured = Task { () -> (Double?, Double?) in
+            try? await Task.sleep(for: .seconds(4))
+            input.yield(.preview(view: 1, seconds: 7, path: previewPath))
+            input.yield(.trickPlay(view: 2, rate: 8))
+            input.yield(.trickPlay(view: 1, rate: 8))
+            try? await Task.sleep(for: .milliseconds(1000))
+            input.yield(.play)
+            try? await Task.sleep(for: .seconds(2))
+            let player = await stage.currentPlayers.first
+            let position = await player?.position
+            let other = await stage.currentPlayers.last?.position
+            return (position?.seconds, other?.seconds)
+        }
+        let outcome = await stage.run(commands: commands)
+        input.finish()
+        let (position, other) = await measured.value
+        let notes = reporter.notes
+
+        XCTAssertEqual(outcome.failures.map(\.description), [])
+        let start = try XCTUnwrap(notes.first { $0.hasPrefix("view 1: trick play ff 8x from ") }, "\(notes)")
+        let from = Double(start.dropFirst("view 1: trick play ff 8x from ".count).split(separator: " ")[0]) ?? -1
+        let ended = try XCTUnwrap(notes.first { $0.hasPrefix("view 1: trick play ended at ") }, "\(notes)")
+        let stoppedAt = Double(ended.dropFirst("view 1: trick play ended at ".count).split(separator: " ")[0]) ?? -1
+        XCTAssertEqual(stoppedAt - from, 8, accuracy: 3, "≈1 s at 8×: \(notes)")
+        let shown = trickPlay.shown.times(ofView: 1)
+        XCTAssertGreaterThanOrEqual(shown.count, 3, "I-frames shown: \(shown)")
+        XCTAssertEqual(shown, shown.sorted(), "forward order")
+        // After `play` + 2 s at 1×: near stoppedAt + 2.
+        let resumed = try XCTUnwrap(position, "no position for view 1")
+        XCTAssertEqual(resumed, stoppedAt + 2, accuracy: 1.5, "resumed at 1× from the trick-play position; notes: \(notes)")
+        // The file view: one note, it kept playing (≈ 7 s by then).
+        XCTAssertTrue(notes.contains { $0.hasPrefix("view 2: trick play needs an HLS master playlist") }, "\(notes)")
+        let otherPosition = try XCTUnwrap(other, "no position for view 2")
+        XCTAssertEqual(otherPosition, 7, accuracy: 2)
+        XCTAssertTrue(notes.contains { $0.hasPrefix("view 1: preview at 7.0 s -> \(previewPath) (640x360)") }, "\(notes)")
+        let png = try Data(contentsOf: URL(fileURLWithPath: previewPath))
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+    }
+}

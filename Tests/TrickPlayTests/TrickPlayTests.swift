@@ -1,0 +1,186 @@
+import Foundation
+import TrickPlay
+import XCTest
+
+final class IFramePlaylistTests: XCTestCase {
+    /// The generated angle1 playlists: 4 I-frame variants, and 12 I-frames (one per 2 s segment) with ranges
+    /// inside the ordinary segments.
+    func testParsesGeneratedPlaylists() throws {
+        try HLSFixture.ensure()
+        let base = URL(fileURLWithPath: "\(HLSFixture.root)/angle1/master.m3u8")
+        let variants = try IFramePlaylist.variants(fromMaster: String(contentsOf: base, encoding: .utf8), baseURL: base)
+        XCTAssertEqual(variants.map { $0.height }, [360, 540, 720, 1080])
+        XCTAssertEqual(variants.first?.url.lastPathComponent, "iframes.m3u8")
+        XCTAssertEqual(variants.first?.url.deletingLastPathComponent().lastPathComponent, "v360")
+        XCTAssertEqual(IFramePlaylist.choose(variants, forHeight: nil)?.height, 360)
+        XCTAssertEqual(IFramePlaylist.choose(variants, forHeight: 500)?.height, 540)
+        XCTAssertEqual(IFramePlaylist.choose(variants, forHeight: 4000)?.height, 1080)
+
+        let media = variants[0].url
+        let frames = try IFramePlaylist.iFrames(fromMedia: String(contentsOf: media, encoding: .utf8), baseURL: media)
+        XCTAssertEqual(frames.count, 12)
+        XCTAssertEqual(frames.map { $0.mediaTime }, stride(from: 0.0, to: 24.0, by: 2.0).map { $0 })
+        XCTAssertEqual(frames[3].url.lastPathComponent, "seg00003.ts")
+        for frame in frames {
+            let size = try FileManager.default.attributesOfItem(atPath: frame.url.path)[.size] as! Int
+            let length = try XCTUnwrap(frame.length)
+            XCTAssertGreaterThan(length, 188)
+            XCTAssertLessThan(length, size, "an I-frame range is a part of its segment, not all of it")
+            XCTAssertEqual(length % 188, 0, "whole TS packets")
+        }
+        XCTAssertEqual(IFramePlaylist.index(in: frames, at: 7), 3)
+        XCTAssertEqual(IFramePlaylist.index(in: frames, at: 6), 3)
+        XCTAssertEqual(IFramePlaylist.index(in: frames, at: -1), 0)
+        XCTAssertEqual(IFramePlaylist.index(in: frames, at: 99), 11)
+    }
+
+    func testByteRangeWithoutOffsetContinuesAndErrorsAreTyped() throws {
+        let base = URL(string: "http://host/a/iframes.m3u8")!
+        let text = """
+            #EXTM3U
+            #EXT-X-I-FRAMES-ONLY
+            #EXTINF:1.5,
+            #EXT-X-BYTERANGE:376@188
+            s.ts
+            #EXTINF:1.5,
+            #EXT-X-BYTERANGE:564
+            s.ts
+            """
+        let frames = try IFramePlaylist.iFrames(fromMedia: text, baseURL: base)
+        XCTAssertEqual(frames.map { $0.offset }, [188, 564])
+        XCTAssertEqual(frames.map { $0.mediaTime }, [0, 1.5])
+        XCTAssertEqual(frames[1].url.absoluteString, "http://host/a/s.ts")
+
+        XCTAssertThrowsError(try IFramePlaylist.variants(fromMaster: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8",
+                                                         baseURL: base)) { error in
+            XCTAssertEqual(error as? TrickPlayError, .noIFramePlaylist(url: base.absoluteString))
+        }
+        XCTAssertThrowsError(try IFramePlaylist.iFrames(fromMedia: "#EXTM3U\n#EXTINF:2,\ns.ts", baseURL: base))
+    }
+}
+
+final class TrickPlayerTests: XCTestCase {
+    private var server: HLSServer!
+
+    override func setUpWithError() throws {
+        try HLSFixture.ensure()
+        server = try HLSServer(root: HLSFixture.root)
+    }
+
+    override func tearDown() { server?.stop(); server = nil }
+
+    /// Previews come from the smallest rung over real HTTP ranges and a real H.264 decode: t=7 shows the I-frame
+    /// at 6 s (identical picture to t=6), t=8 the next one (a different picture).
+    func testPreviewDecodesTheIFrameAtOrBefore() async throws {
+        let player = TrickPlayer(view: "angle1", master: server.url("angle1/master.m3u8"))
+        let at7 = try await player.preview(at: 7)
+        let at6 = try await player.preview(at: 6)
+        let at8 = try await player.preview(at: 8)
+        let again7 = try await player.preview(at: 7.9)
+        XCTAssertEqual(at7.width, 640); XCTAssertEqual(at7.height, 360)
+        XCTAssertEqual(at7.rgb.count, 640 * 360 * 3)
+        XCTAssertEqual(at7, at6, "t=7 s must show the I-frame at 6 s")
+        XCTAssertEqual(at7, again7)
+        XCTAssertNotEqual(at7, at8, "t=8 s is the next I-frame: the burnt-in timecode differs")
+        XCTAssertGreaterThan(Set(at7.rgb).count, 8, "a real picture, not a blank frame")
+        let scaled = try await player.preview(at: 7, width: 160, height: 90)
+        XCTAssertEqual(scaled.width, 160); XCTAssertEqual(scaled.height, 90)
+        let variant = await player.previewVariant
+        XCTAssertEqual(variant?.height, 360)
+    }
+
+    /// 8× forward: about 1.5 s of wall time moves the clock ~12 s, showing I-frames in increasing 2 s steps.
+    func testFastForwardAtEightTimes() async throws {
+        let player = TrickPlayer(view: "angle1", master: server.url("angle1/master.m3u8"), viewHeight: 360)
+        let log = EventLog()
+        try await player.play(rate: 8, from: 2) { event in
+            switch event {
+            case .frame(let f): log.record(.frame(f.mediaTime))
+            case .reachedEnd(let p): log.record(.end(p))
+            case .failed(let e): log.record(.failure(e.description))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(1500))
+        let stopped = await player.stop()
+        let position = try XCTUnwrap(stopped)
+        let times = log.frameTimes
+        XCTAssertEqual(log.failureLines, [])
+        XCTAssertEqual(position, 14, accuracy: 3, "1.5 s at 8× from 2 s ≈ 14 s")
+        XCTAssertEqual(times.first, 2)
+        XCTAssertGreaterThanOrEqual(times.count, 4, "I-frames shown: \(times)")
+        for (a, b) in zip(times, times.dropFirst()) {
+            XCTAssertGreaterThan(b, a, "forward order: \(times)")
+            XCTAssertEqual((b - a).truncatingRemainder(dividingBy: 2), 0, "I-frame steps are 2 s: \(times)")
+        }
+        XCTAssertLessThanOrEqual(times.last ?? 0, position)
+        let count = times.count
+        try await Task.sleep(for: .milliseconds(400))
+        XCTAssertEqual(log.frameTimes.count, count, "no frames after stop()")
+        let running = await player.isRunning
+        XCTAssertFalse(running)
+    }
+
+    /// −8× goes backwards likewise and stops at 0 with a reachedEnd.
+    func testRewindAtEightTimesReachesTheStart() async throws {
+        let player = TrickPlayer(view: "angle1", master: server.url("angle1/master.m3u8"))
+        let log = EventLog()
+        try await player.play(rate: -8, from: 16) { event in
+            switch event {
+            case .frame(let f): log.record(.frame(f.mediaTime))
+            case .reachedEnd(let p): log.record(.end(p))
+            case .failed(let e): log.record(.failure(e.description))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(1000))
+        let midway = await player.position
+        XCTAssertEqual(try XCTUnwrap(midway), 8, accuracy: 3, "1 s at −8× from 16 s ≈ 8 s")
+        let reached = await eventually(timeout: .seconds(5)) { !log.endPositions.isEmpty }
+        XCTAssertTrue(reached, "rewind never reached the start")
+        XCTAssertEqual(log.endPositions, [0])
+        let times = log.frameTimes
+        // The clock leaves 16 s at once going backwards, so the first I-frame is the one at or before 16 − ε.
+        XCTAssertEqual(times.first ?? 0, 15, accuracy: 1)
+        XCTAssertEqual(times.last, 0)
+        XCTAssertGreaterThanOrEqual(times.count, 5, "I-frames shown: \(times)")
+        for (a, b) in zip(times, times.dropFirst()) {
+            XCTAssertLessThan(b, a, "backward order: \(times)")
+            XCTAssertEqual((a - b).truncatingRemainder(dividingBy: 2), 0, "I-frame steps are 2 s: \(times)")
+        }
+        let variant = await player.trickVariant
+        XCTAssertEqual(variant?.height, 1080, "no view height given: the largest rung")
+        let stopped = await player.stop()
+        XCTAssertEqual(stopped, 0)
+    }
+
+    /// A missing I-frame playlist is one typed error naming the view and the URL.
+    func testMissingIFramePlaylistIsOneClearError() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trickplay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // angle1's master playlist, served from a root where v360/iframes.m3u8 does not exist (HTTP 404).
+        try FileManager.default.copyItem(atPath: "\(HLSFixture.root)/angle1/master.m3u8",
+                                         toPath: scratch.appendingPathComponent("master.m3u8").path)
+        let broken = try HLSServer(root: scratch.path)
+        defer { broken.stop() }
+        let player = TrickPlayer(view: "wide", master: broken.url("master.m3u8"))
+        do {
+            _ = try await player.preview(at: 3)
+            XCTFail("a 404 I-frame playlist must throw")
+        } catch {
+            XCTAssertEqual(error.view, "wide")
+            let url = broken.url("v1080/iframes.m3u8").absoluteString
+            XCTAssertEqual(error.cause, .download(url: url, reason: "HTTP 404"))
+            XCTAssertEqual(error.description, "view wide: trick play: cannot download \(url): HTTP 404")
+        }
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes.
+func eventually(timeout: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return await condition()
+}
