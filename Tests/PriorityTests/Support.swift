@@ -104,6 +104,9 @@ final class HLSServer: @unchecked Sendable {
         if let rate { arguments += ["--rate", rate] }
         if let statsPath { arguments += ["--stats", statsPath] }
         process.arguments = arguments
+        // Neither output goes to swift test's pipes: a server left behind by a crashed test would keep them open
+        // and hang `swift test`.
+        process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
