@@ -1,4 +1,5 @@
 import Foundation
+import Multiview
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -27,40 +28,16 @@ public struct MasterPlaylist: Sendable, Equatable {
         guard lines.first?.hasPrefix("#EXTM3U") == true else { throw Problem.notAPlaylist }
         var rungs: [Rung] = []
         for line in lines where line.hasPrefix("#EXT-X-STREAM-INF:") {
-            let attributes = Self.attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))
+            let attributes = HLSAttributeList.parse(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))
             guard let bandwidth = attributes["BANDWIDTH"].flatMap({ Int($0) }) else { continue }
             var rung = Rung(bandwidth: bandwidth)
-            if let resolution = attributes["RESOLUTION"] {
-                let parts = resolution.lowercased().split(separator: "x").compactMap { Int($0) }
-                if parts.count == 2 { rung.width = parts[0]; rung.height = parts[1] }
+            if let size = attributes["RESOLUTION"].flatMap(HLSAttributeList.resolution) {
+                rung.width = size.width; rung.height = size.height
             }
             rungs.append(rung)
         }
         guard !rungs.isEmpty else { throw Problem.noVariants }
         return MasterPlaylist(rungs: rungs.sorted { $0.bandwidth < $1.bandwidth })
-    }
-
-    /// KEY=VALUE,KEY="quoted, value" pairs.
-    static func attributes(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        var key = "", value = "", inKey = true, quoted = false
-        func flush() {
-            if !key.isEmpty { result[key.trimmingCharacters(in: .whitespaces)] = value }
-            key = ""; value = ""; inKey = true
-        }
-        for ch in text {
-            if inKey {
-                if ch == "=" { inKey = false } else if ch == "," { flush() } else { key.append(ch) }
-            } else if ch == "\"" {
-                quoted.toggle()
-            } else if ch == "," && !quoted {
-                flush()
-            } else {
-                value.append(ch)
-            }
-        }
-        flush()
-        return result
     }
 
     /// Downloads and parses a playlist (http(s) or file URL).
@@ -120,7 +97,7 @@ public enum HLSDiagnosis {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("#EXT-X-STREAM-INF") { expectURI = true; continue }
             if line.hasPrefix("#EXT-X-MEDIA") || line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF"),
-               let uri = MasterPlaylist.attributes(String(line.drop { $0 != ":" }.dropFirst()))["URI"] {
+               let uri = HLSAttributeList.parse(String(line.drop { $0 != ":" }.dropFirst()))["URI"] {
                 result.append(uri)
             } else if expectURI && !line.isEmpty && !line.hasPrefix("#") {
                 result.append(line)

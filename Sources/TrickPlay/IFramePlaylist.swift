@@ -1,4 +1,5 @@
 import Foundation
+import Multiview
 
 /// One `#EXT-X-I-FRAME-STREAM-INF` variant of a multi-variant playlist: an I-frame-only media playlist.
 public struct IFrameVariant: Sendable, Equatable {
@@ -32,14 +33,13 @@ public enum IFramePlaylist {
         }
         var result: [IFrameVariant] = []
         for line in lines where line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") {
-            let attributes = attributes(String(line.dropFirst("#EXT-X-I-FRAME-STREAM-INF:".count)))
+            let attributes = HLSAttributeList.parse(String(line.dropFirst("#EXT-X-I-FRAME-STREAM-INF:".count)))
             guard let uri = attributes["URI"], let url = URL(string: uri, relativeTo: baseURL)?.absoluteURL else {
                 throw .malformed(url: baseURL.absoluteString, reason: "EXT-X-I-FRAME-STREAM-INF without URI")
             }
             var variant = IFrameVariant(bandwidth: attributes["BANDWIDTH"].flatMap { Int($0) } ?? 0, url: url)
-            if let resolution = attributes["RESOLUTION"] {
-                let parts = resolution.lowercased().split(separator: "x").compactMap { Int($0) }
-                if parts.count == 2 { variant.width = parts[0]; variant.height = parts[1] }
+            if let size = attributes["RESOLUTION"].flatMap(HLSAttributeList.resolution) {
+                variant.width = size.width; variant.height = size.height
             }
             result.append(variant)
         }
@@ -109,29 +109,6 @@ public enum IFramePlaylist {
 
     static func lines(of text: String) -> [String] {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    /// KEY=VALUE,KEY="quoted, value" pairs.
-    static func attributes(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        var key = "", value = "", inKey = true, quoted = false
-        func flush() {
-            if !key.isEmpty { result[key.trimmingCharacters(in: .whitespaces)] = value }
-            key = ""; value = ""; inKey = true
-        }
-        for ch in text {
-            if inKey {
-                if ch == "=" { inKey = false } else if ch == "," { flush() } else { key.append(ch) }
-            } else if ch == "\"" {
-                quoted.toggle()
-            } else if ch == "," && !quoted {
-                flush()
-            } else {
-                value.append(ch)
-            }
-        }
-        flush()
-        return result
     }
 }
 
