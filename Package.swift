@@ -81,6 +81,12 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What every test target needs (repository root, polling, TestFailure, the HLS set): not a test target itself.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "GStreamerTests",
             dependencies: ["GStreamer", "CGStreamer"],
@@ -93,32 +99,32 @@ let package = Package(
         ),
         .testTarget(
             name: "CoordinationTests",
-            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["TestSupport", "Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "PriorityTests",
-            dependencies: ["Priority", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Priority", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "RoutingTests",
-            dependencies: ["Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            dependencies: ["TestSupport", "Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "RemoteControlTests",
-            dependencies: ["RemoteControl", "Coordination", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "RemoteControl", "Coordination", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "TrickPlayTests",
-            dependencies: ["TrickPlay", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "TrickPlay", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "MultiviewTests",
-            dependencies: ["Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

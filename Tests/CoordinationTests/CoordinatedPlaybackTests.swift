@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// Coordinated playback with real pipelines: one clock, everyone ready → start together, commands from any view.

@@ -2,6 +2,7 @@ import Coordination
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 import XCTest
 
 /// `coordinate(using:)` can fail, and says why.

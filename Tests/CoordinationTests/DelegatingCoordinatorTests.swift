@@ -4,6 +4,7 @@ import GStreamer
 import Multiview
 import SyncAnalysis
 import Synchronization
+import TestSupport
 import XCTest
 
 /// A coordinator for a playback object that is not our Player: the group's commands reach a delegate as

@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// Pause, resume, seek, rate and late join through the coordinator, with real pipelines on the bundled angles:

@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// Group state is applied only between players on the same item; an item without group state takes the state

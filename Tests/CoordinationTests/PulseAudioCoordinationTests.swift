@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// Coordination with real PulseAudio streams: an interruption (a phone stream corks one view's stream) and

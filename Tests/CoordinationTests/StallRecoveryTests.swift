@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// A real network stall: one view plays a bundled file from a local HTTP server that sends at a little more than

@@ -58,12 +58,3 @@ final class CoordinatedViews: @unchecked Sendable {
             fps: 30, mode: "coordinated")
     }
 }
-
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}

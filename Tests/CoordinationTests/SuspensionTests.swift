@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import TestSupport
 import XCTest
 
 /// Custom suspensions (scrubbing, "what happened?", interstitials), the reasons others wait for,

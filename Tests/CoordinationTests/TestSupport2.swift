@@ -4,6 +4,7 @@ import GStreamer
 import Multiview
 import SyncAnalysis
 import Synchronization
+import TestSupport
 import XCTest
 
 // Helpers for the real-pipeline coordination tests (Support.swift holds the shared basics).

@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Synchronization
+import TestSupport
 import XCTest
 @testable import Multiview
 

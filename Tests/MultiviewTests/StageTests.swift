@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import TestSupport
 import XCTest
 @testable import Multiview
 

@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import TestSupport
 import XCTest
 @testable import Multiview
 
@@ -103,15 +104,6 @@ actor EventLog {
     var mediaInfo: ViewMediaInfo? { events.lazy.compactMap { if case .mediaInfo(let i) = $0 { return i } else { return nil } }.last }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
 
 func makePlayer(_ number: Int = 1, name: String = "test", audio: AudioOutput = .fakeSink) throws -> Player {
     try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: number, name: name),
@@ -170,9 +162,4 @@ enum Services {
             throw CancellationError()
         }
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

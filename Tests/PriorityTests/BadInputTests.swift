@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import TestSupport
 import XCTest
 
 /// Bad input on one HLS view (a 404 variant, a garbage playlist, the server going away mid-play): that view

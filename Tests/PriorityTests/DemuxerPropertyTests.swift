@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import TestSupport
 import XCTest
 
 /// What hlsdemux2's bitrate properties really do on this GStreamer (1.22), through playbin3 and a real HTTP

@@ -1,5 +1,6 @@
 import Foundation
 import Priority
+import TestSupport
 import XCTest
 
 /// What Scripts/make-hls promises (its header): four rungs, 2 s segments, en + fr audio renditions, an I-frame

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import TestSupport
 import XCTest
 
 /// One high and three low views of the HLS set over one shaped link (Scripts/lib/hls-server.py pacing all its

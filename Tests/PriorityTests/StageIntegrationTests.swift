@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import TestSupport
 import XCTest
 
 /// The priority manager inside a headless Stage: labels in the status line, `priority N level` from stdin,

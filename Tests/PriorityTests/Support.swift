@@ -2,50 +2,10 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import TestSupport
 import XCTest
 
-let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-/// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return await condition()
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The HLS set from Scripts/make-hls (cached: a no-op when out/hls is up to date; about a minute otherwise).
-enum HLSFixture {
-    private static let made = NSLock()
-    nonisolated(unsafe) private static var ready = false   // guarded by `made`
-
-    static var root: String { repoRoot.appendingPathComponent("out/hls").path }
-
-    static func ensure() throws {
-        try made.withLock {
-            if ready { return }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [repoRoot.appendingPathComponent("Scripts/make-hls").path]
-            process.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw TestFailure("Scripts/make-hls failed: \(text)") }
-            ready = true
-        }
-    }
-
+extension HLSFixture {
     /// The rungs of angle N as make-hls wrote them (ascending).
     static func rungs(angle: Int) throws -> [Rung] {
         let text = try String(contentsOfFile: "\(root)/angle\(angle)/master.m3u8", encoding: .utf8)

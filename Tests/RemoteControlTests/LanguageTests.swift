@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 import XCTest
 
 /// Audio and subtitle language selection on angle3 (audio en = 880 Hz, fr = 1320 Hz; English subtitles),

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 @testable import RemoteControl
+import TestSupport
 import XCTest
 
 /// The server in this process on a private bus, the real playerctl as the client.

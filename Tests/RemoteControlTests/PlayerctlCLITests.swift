@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The real `multiview play --coordinated` process on a private session bus, driven by the real `playerctl`

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Synchronization
+import TestSupport
 import XCTest
 
 enum TestMedia {
@@ -11,11 +12,6 @@ enum TestMedia {
     static let angle1 = path("angle1-wide.mp4")
     static let angle3 = path("angle3-right.mkv")
     static let multiview = root.appendingPathComponent(".build/debug/multiview").path
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// A private D-Bus session bus for one test: `dbus-daemon --session --nofork` as our child, terminated in `stop`.
@@ -187,15 +183,6 @@ func playerctl(_ arguments: [String], bus: SessionBus) throws -> (status: Int32,
     return (result.status, result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), result.stderr)
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
 
 /// The MPRIS signals dbus-monitor printed: one entry per signal (member + body text).
 struct MonitoredSignal: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 @testable import RemoteControl
+import TestSupport
 import XCTest
 
 /// Uncoordinated views: remote commands act on the focused view only; the end of the item clears now playing.

@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 import XCTest
 @testable import Routing
 

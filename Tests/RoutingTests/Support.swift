@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 import XCTest
 @testable import Routing
 
@@ -15,20 +16,6 @@ enum RoutingMedia {
     ]
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
-}
 
 func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The `multiview preview` and `multiview trickplay` subcommands, run as the built binary against the server.

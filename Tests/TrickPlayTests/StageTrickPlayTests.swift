@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 import TrickPlay
 import XCTest
 

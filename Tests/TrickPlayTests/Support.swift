@@ -1,40 +1,8 @@
 import Foundation
+import TestSupport
 import XCTest
 
-// Helpers copied (trimmed) from Tests/PriorityTests/Support.swift: make-hls and the real HTTP server.
-
-let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The HLS set from Scripts/make-hls (cached: a no-op when out/hls is up to date; about a minute otherwise).
-enum HLSFixture {
-    private static let made = NSLock()
-    nonisolated(unsafe) private static var ready = false   // guarded by `made`
-
-    static var root: String { repoRoot.appendingPathComponent("out/hls").path }
-
-    static func ensure() throws {
-        try made.withLock {
-            if ready { return }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [repoRoot.appendingPathComponent("Scripts/make-hls").path]
-            process.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw TestFailure("Scripts/make-hls failed: \(text)") }
-            ready = true
-        }
-    }
-}
+// The real HTTP server for the HLS set (TestSupport has make-hls, repoRoot, eventually).
 
 /// Scripts/lib/hls-server.py as a child process: a real HTTP/1.1 server (with Range) on 127.0.0.1.
 final class HLSServer: @unchecked Sendable {

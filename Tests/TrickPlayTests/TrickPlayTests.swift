@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import TrickPlay
 import XCTest
 
@@ -173,14 +174,4 @@ final class TrickPlayerTests: XCTestCase {
             XCTAssertEqual(error.description, "view wide: trick play: cannot download \(url): HTTP 404")
         }
     }
-}
-
-/// Polls `condition` every 50 ms until it holds or `timeout` passes.
-func eventually(timeout: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return await condition()
 }
