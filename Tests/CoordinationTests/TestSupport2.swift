@@ -180,23 +180,7 @@ func positionSpread(_ positions: [ClockTime?]) -> Double {
     return hi - lo
 }
 
-// MARK: External processes
-
-/// Runs a program to completion (looked up on PATH) and returns its exit status and output.
-@discardableResult
-func runTool(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
+// MARK: External processes (runTool, startTool, stopTool, TemporaryDirectory: TestSupport)
 
 /// PulseAudio must answer for the audio tests: they fail (never skip) without it.
 func requirePulseAudio(file: StaticString = #filePath, line: UInt = #line) -> Bool {
@@ -208,17 +192,6 @@ func requirePulseAudio(file: StaticString = #filePath, line: UInt = #line) -> Bo
         return false
     }
     return true
-}
-
-/// A temporary directory removed on release.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("mvtest-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 }
 
 extension ClockTime {
@@ -257,26 +230,6 @@ extension CoordinatedViews {
             return wanted.allSatisfy { (counts[$0] ?? 0) >= count }
         }
     }
-}
-
-/// Starts a program in the background (looked up on PATH), its output discarded so it can never hold the test
-/// runner's pipes open. The caller stops it (`interrupt()`/`terminate()`) and waits for it.
-func startTool(_ arguments: [String]) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
-}
-
-/// Stops a program started with `startTool` and waits for it. SIGKILL: children of the test process inherit a
-/// signal mask that blocks SIGINT and SIGTERM (seen in /proc/PID/status), so those would never arrive.
-func stopTool(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
 }
 
 /// Size of a file in bytes (0 when missing).

@@ -21,7 +21,7 @@ final class AudioOutputTests: XCTestCase {
         }
         XCTAssertTrue(playing)
         // Ask the server, not our bookkeeping: three sink inputs named after the views, role "video".
-        let listing = try runProcess("/usr/bin/pactl", ["list", "sink-inputs"])
+        let listing = try runTool("/usr/bin/pactl", ["list", "sink-inputs"])
         XCTAssertEqual(listing.status, 0, listing.stderr)
         for name in ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv"] {
             XCTAssertTrue(listing.stdout.contains("media.name = \"\(name)\""), "no stream for \(name):\n\(listing.stdout)")
@@ -39,8 +39,8 @@ final class AudioOutputTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
         // The commands arrive at once; the stage applies them in order: jump 10 s, print a status line, quit.
         let started = Date()
-        let result = try runProcess(binary, ["play", "--headless", "--no-audio", "--duration", "20", TestMedia.angle1],
-                                    stdin: "+10\nbogus\ns\nq\n")
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "20", TestMedia.angle1],
+                                 stdin: "+10\nbogus\ns\nq\n")
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(started), 15, "q on stdin must quit before --duration")
         XCTAssertTrue(result.stderr.contains("unknown command 'bogus'"), result.stderr)

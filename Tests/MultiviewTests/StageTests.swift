@@ -104,7 +104,7 @@ final class StageTests: XCTestCase {
         }
         let media = try TestMedia.allVisible()
         XCTAssertGreaterThanOrEqual(media.count, 5)
-        let result = try runProcess(binary, ["play", "--headless", "--duration", "3"] + media)
+        let result = try runTool(binary, ["play", "--headless", "--duration", "3"] + media)
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.split(separator: "\n")
         XCTAssertGreaterThanOrEqual(lines.count, 3, result.stdout)
@@ -116,8 +116,8 @@ final class StageTests: XCTestCase {
         let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
         let broken = try TestMedia.garbageFile()
-        let result = try runProcess(binary, ["play", "--headless", "--no-audio", "--duration", "2",
-                                             TestMedia.angle1, broken, "/nonexistent/x.mkv"])
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "2",
+                                          TestMedia.angle1, broken, "/nonexistent/x.mkv"])
         XCTAssertEqual(result.status, 1)
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("view ") }
         XCTAssertEqual(errors.count, 2, result.stderr)
@@ -129,13 +129,13 @@ final class StageTests: XCTestCase {
     func testCLIInfoDescribesStreams() throws {
         let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
-        let result = try runProcess(binary, ["info", TestMedia.path("angle2-left.webm"), TestMedia.path("announcer.ogg")])
+        let result = try runTool(binary, ["info", TestMedia.path("angle2-left.webm"), TestMedia.path("announcer.ogg")])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("duration:  0:00:24"), result.stdout)
         XCTAssertTrue(result.stdout.contains("container: WebM"), result.stdout)
         XCTAssertTrue(result.stdout.contains("video, VP9, 960x540, 30 fps"), result.stdout)
         XCTAssertTrue(result.stdout.contains("audio, Opus, 2 channels, 48000 Hz"), result.stdout)
-        let missing = try runProcess(binary, ["info", "/nonexistent.mp4"])
+        let missing = try runTool(binary, ["info", "/nonexistent.mp4"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("file not found"))
     }

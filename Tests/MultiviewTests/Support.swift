@@ -122,31 +122,11 @@ final class RecordingReporter: StageReporter, @unchecked Sendable {
     var notes: [String] { lock.withLock { _notes } }
 }
 
-/// Runs a command, returning its exit status and output.
-func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
-}
-
 /// Test services (PulseAudio, X display) are started by Scripts/test; a test that needs one fails loudly
 /// when it is missing rather than skipping.
 enum Services {
     static func requirePulseAudio(file: StaticString = #filePath, line: UInt = #line) throws {
-        let result = try? runProcess("/usr/bin/pactl", ["info"])
+        let result = try? runTool("/usr/bin/pactl", ["info"])
         guard let result, result.status == 0 else {
             XCTFail("PulseAudio is not reachable: run the tests through Scripts/test, which starts a daemon",
                     file: file, line: line)
@@ -155,7 +135,7 @@ enum Services {
     }
     static func requireDisplay(file: StaticString = #filePath, line: UInt = #line) throws {
         let display = ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
-        let result = display.isEmpty ? nil : try? runProcess("/usr/bin/xdpyinfo", ["-display", display])
+        let result = display.isEmpty ? nil : try? runTool("/usr/bin/xdpyinfo", ["-display", display])
         guard let result, result.status == 0 else {
             XCTFail("no X display (DISPLAY='\(display)'): run the tests through Scripts/test, which starts Xvfb",
                     file: file, line: line)

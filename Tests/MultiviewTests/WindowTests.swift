@@ -14,7 +14,7 @@ final class WindowTests: XCTestCase {
         /// Grabs the whole screen (`import -window <id>` can block on some servers; the root window does not)
         /// and crops the window at the position the X server reports for it (`xwininfo`).
         static func capture(window: UInt) throws -> Screenshot {
-            let info = try runProcess("/usr/bin/xwininfo", ["-id", String(window)])
+            let info = try runTool("/usr/bin/xwininfo", ["-id", String(window)])
             guard info.status == 0 else { throw TestFailure("xwininfo failed: \(info.stderr)") }
             func field(_ name: String) throws -> Int {
                 guard let line = info.stdout.split(separator: "\n").first(where: { $0.contains(name) }),
@@ -25,8 +25,8 @@ final class WindowTests: XCTestCase {
             let x = try field("Absolute upper-left X"), y = try field("Absolute upper-left Y")
             let w = try field("Width"), h = try field("Height")
             let path = try TestMedia.scratch().appendingPathComponent("window-\(window).ppm").path
-            let result = try runProcess("/usr/bin/import", ["-window", "root", "-depth", "8", "-crop", "\(w)x\(h)+\(x)+\(y)",
-                                                            "+repage", "ppm:\(path)"])
+            let result = try runTool("/usr/bin/import", ["-window", "root", "-depth", "8", "-crop", "\(w)x\(h)+\(x)+\(y)",
+                                                         "+repage", "ppm:\(path)"])
             guard result.status == 0 else { throw TestFailure("import failed: \(result.stderr)") }
             return try parsePPM(Data(contentsOf: URL(fileURLWithPath: path)))
         }

@@ -25,7 +25,7 @@ final class BadInputTests: XCTestCase {
     private func start(bad badURL: String, goodServer server: HLSServer) async throws -> Views {
         let manager = PriorityManager(budget: 20_000_000)
         let bad = try makePlayer(1, name: "bad"), good = try makePlayer(2, name: "angle2")
-        let goodSource = MediaSource(server.url("angle2/master.m3u8")), badSource = MediaSource(badURL)
+        let goodSource = MediaSource(server.uri("angle2/master.m3u8")), badSource = MediaSource(badURL)
         await manager.attach(bad, source: badSource, priority: .high)
         await manager.attach(good, source: goodSource, priority: .low)
         let views = Views(manager: manager, bad: bad, good: good, badCounter: await StallCounter(bad),
@@ -54,7 +54,7 @@ final class BadInputTests: XCTestCase {
     }
 
     func testA404VariantFailsThatViewOnlyWithAClearError() async throws {
-        let root = try Scratch.webRoot()
+        let root = try TemporaryDirectory.hlsWebRoot()
         try FileManager.default.createDirectory(atPath: root.path("missing"), withIntermediateDirectories: true)
         try """
         #EXTM3U
@@ -63,7 +63,7 @@ final class BadInputTests: XCTestCase {
         """.write(toFile: root.path("missing/master.m3u8"), atomically: true, encoding: .utf8)
         let server = try HLSServer(root: root.url.path)
         defer { server.stop() }
-        let views = try await start(bad: server.url("missing/master.m3u8"), goodServer: server)
+        let views = try await start(bad: server.uri("missing/master.m3u8"), goodServer: server)
         let failed = await eventually(timeout: .seconds(15)) { await views.bad.failure != nil }
         let failure = await views.bad.failure
         XCTAssertTrue(failed, "a 404 variant did not fail the view")
@@ -77,13 +77,13 @@ final class BadInputTests: XCTestCase {
     }
 
     func testAGarbagePlaylistFailsThatViewOnlyWithAClearError() async throws {
-        let root = try Scratch.webRoot()
+        let root = try TemporaryDirectory.hlsWebRoot()
         try FileManager.default.createDirectory(atPath: root.path("garbage"), withIntermediateDirectories: true)
         try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })
             .write(to: URL(fileURLWithPath: root.path("garbage/master.m3u8")))
         let server = try HLSServer(root: root.url.path)
         defer { server.stop() }
-        let views = try await start(bad: server.url("garbage/master.m3u8"), goodServer: server)
+        let views = try await start(bad: server.uri("garbage/master.m3u8"), goodServer: server)
         let failed = await eventually(timeout: .seconds(15)) { await views.bad.failure != nil }
         let failure = await views.bad.failure
         XCTAssertTrue(failed, "a garbage playlist did not fail the view")
@@ -102,7 +102,7 @@ final class BadInputTests: XCTestCase {
         let badServer = try HLSServer(root: HLSFixture.root, rate: "3M")
         let goodServer = try HLSServer(root: HLSFixture.root)
         defer { badServer.stop(); goodServer.stop() }
-        let views = try await start(bad: badServer.url("angle1/master.m3u8"), goodServer: goodServer)
+        let views = try await start(bad: badServer.uri("angle1/master.m3u8"), goodServer: goodServer)
         let playing = await eventually(timeout: .seconds(10)) { await views.bad.currentStatus.state == .playing }
         XCTAssertTrue(playing, "view 1 never played")
         try await Task.sleep(for: .seconds(1))

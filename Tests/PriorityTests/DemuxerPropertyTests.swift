@@ -10,7 +10,7 @@ import XCTest
 /// before it picks its first variant). The playlist used here lists the top rung FIRST, so "the first
 /// fragment comes from the first-listed variant" is visible as a 1080p start.
 final class DemuxerPropertyTests: XCTestCase {
-    var scratch: Scratch!
+    var scratch: TemporaryDirectory!
     var server: HTTPServerBox!
 
     final class HTTPServerBox: @unchecked Sendable { let server: HLSServer; init(_ s: HLSServer) { server = s } }
@@ -18,7 +18,7 @@ final class DemuxerPropertyTests: XCTestCase {
     override func setUp() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try HLSFixture.ensure()
-        scratch = try Scratch.webRoot()
+        scratch = try TemporaryDirectory.hlsWebRoot()
         // angle1's variants, top first, pointing into ../angle1.
         let master = try String(contentsOfFile: "\(HLSFixture.root)/angle1/master.m3u8", encoding: .utf8)
         var header: [String] = [], variants: [[String]] = []
@@ -59,7 +59,7 @@ final class DemuxerPropertyTests: XCTestCase {
         }
         box.connection = connection
         let log = ResolutionLog(player)
-        try await player.load(MediaSource(server.server.url("topfirst/master.m3u8")))
+        try await player.load(MediaSource(server.server.uri("topfirst/master.m3u8")))
         try await player.play(timeout: .seconds(40))
         return (player, log, box)
     }

@@ -39,17 +39,13 @@ final class MakeHLSTests: XCTestCase {
         let parts = second.dropFirst("#EXT-X-BYTERANGE:".count).split(separator: "@").compactMap { Int($0) }
         XCTAssertEqual(parts.count, 2)
         let segment = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/seg00001.ts"))
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory(prefix: "priority-tests")
         let cut = segment.subdata(in: parts[1]..<(parts[1] + parts[0]))
         try cut.write(to: URL(fileURLWithPath: scratch.path("iframe.ts")))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-        process.arguments = ["-q", "filesrc", "location=\(scratch.path("iframe.ts"))", "!", "tsdemux", "!", "h264parse", "!",
-                             "avdec_h264", "!", "videoconvert", "!", "pngenc", "!", "multifilesink",
-                             "location=\(scratch.path("frame-%d.png"))"]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        let decoded = try runTool("/usr/bin/gst-launch-1.0", [
+            "-q", "filesrc", "location=\(scratch.path("iframe.ts"))", "!", "tsdemux", "!", "h264parse", "!",
+            "avdec_h264", "!", "videoconvert", "!", "pngenc", "!", "multifilesink", "location=\(scratch.path("frame-%d.png"))"])
+        XCTAssertEqual(decoded.status, 0, decoded.stderr)
         let frames = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.hasSuffix(".png") }
         XCTAssertEqual(frames.count, 1, "\(frames)")
         // PNG IHDR: width and height, big-endian, at bytes 16..23.

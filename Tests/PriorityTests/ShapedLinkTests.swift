@@ -21,7 +21,7 @@ final class ShapedLinkTests: XCTestCase {
         var built: [Player] = [], counters: [StallCounter] = [], logs: [ResolutionLog] = []
         for n in 1...4 {
             let player = try makePlayer(n, name: "angle\(n)")
-            let source = MediaSource(server.url("angle\(n)/master.m3u8"))
+            let source = MediaSource(server.uri("angle\(n)/master.m3u8"))
             await manager.attach(player, source: source, priority: priorities[n - 1])
             counters.append(await StallCounter(player))
             logs.append(ResolutionLog(player))
@@ -77,7 +77,7 @@ final class MeasuredBandwidthTests: XCTestCase {
         defer { server.stop() }
         let manager = PriorityManager(budget: nil)
         let player = try makePlayer(1, name: "angle1")
-        let source = MediaSource(server.url("angle1/master.m3u8"))
+        let source = MediaSource(server.uri("angle1/master.m3u8"))
         await manager.attach(player, source: source, priority: .high)
         // Before anything was measured: no budget, the top rung is allowed.
         let initial = await manager.lastAllocation

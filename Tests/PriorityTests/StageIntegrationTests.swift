@@ -34,15 +34,15 @@ final class StageIntegrationTests: XCTestCase {
     func testStatusLineShowsPriorityAndRungAndStdinChangesPriority() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try HLSFixture.ensure()
-        let root = try Scratch.webRoot()
+        let root = try TemporaryDirectory.hlsWebRoot()
         try FileManager.default.createDirectory(atPath: root.path("broken"), withIntermediateDirectories: true)
         try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=640x360\ngone/index.m3u8\n"
             .write(toFile: root.path("broken/master.m3u8"), atomically: true, encoding: .utf8)
         let server = try HLSServer(root: root.url.path, rate: "8M")
         defer { server.stop() }
         var configuration = StageConfiguration(
-            sources: [MediaSource(server.url("angle1/master.m3u8")), MediaSource(server.url("angle2/master.m3u8")),
-                      MediaSource(server.url("broken/master.m3u8")),
+            sources: [MediaSource(server.uri("angle1/master.m3u8")), MediaSource(server.uri("angle2/master.m3u8")),
+                      MediaSource(server.uri("broken/master.m3u8")),
                       MediaSource(repoRoot.appendingPathComponent("Media/angle4-overhead.mp4").path)],
             headless: true, duration: 12, audio: .fakeSink)
         let manager = PriorityManager(budget: 8_000_000)

@@ -13,81 +13,15 @@ extension HLSFixture {
     }
 }
 
-/// A scratch directory removed at deinit.
-final class Scratch: @unchecked Sendable {
-    // Sendable: `url` is immutable.
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("priority-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
+extension TemporaryDirectory {
     /// A web root with out/hls's angles linked in, so a test can add broken or reordered playlists next to them.
-    static func webRoot() throws -> Scratch {
-        let scratch = try Scratch()
+    static func hlsWebRoot() throws -> TemporaryDirectory {
+        let root = try TemporaryDirectory(prefix: "priority-tests")
         for n in 1...4 {
-            try FileManager.default.createSymbolicLink(atPath: scratch.path("angle\(n)"),
+            try FileManager.default.createSymbolicLink(atPath: root.path("angle\(n)"),
                                                        withDestinationPath: "\(HLSFixture.root)/angle\(n)")
         }
-        return scratch
-    }
-}
-
-/// Scripts/lib/hls-server.py as a child process: a real HTTP server on 127.0.0.1, optionally pacing all its
-/// responses through one shared link of `rate` bits/s.
-final class HLSServer: @unchecked Sendable {
-    // Sendable: `process` is replaced only by start/stop, which the (single) test task calls.
-    let root: String
-    let rate: String?
-    private(set) var port: Int = 0
-    private var process: Process?
-    let statsPath: String?
-
-    init(root: String, rate: String? = nil, statsPath: String? = nil) throws {
-        self.root = root; self.rate = rate; self.statsPath = statsPath
-        try start()
-    }
-
-    deinit { stop() }
-
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
-
-    /// Starts (again) — on the same port as before when it ran already.
-    func start() throws {
-        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("hls-port-\(UUID().uuidString)").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        var arguments = [repoRoot.appendingPathComponent("Scripts/lib/hls-server.py").path, "--root", root,
-                         "--port", String(port), "--port-file", portFile]
-        if let rate { arguments += ["--rate", rate] }
-        if let statsPath { arguments += ["--stats", statsPath] }
-        process.arguments = arguments
-        // Neither output goes to swift test's pipes: a server left behind by a crashed test would keep them open
-        // and hang `swift test`.
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) {
-                port = p
-                try? FileManager.default.removeItem(atPath: portFile)
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        stop()
-        throw TestFailure("hls-server.py did not start (python3 missing? run Scripts/setup)")
-    }
-
-    func stop() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        self.process = nil
+        return root
     }
 }
 

@@ -140,7 +140,7 @@ final class PlayerctlCLITests: XCTestCase {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/multiview-test-bus"
         let result = try runTool(TestMedia.multiview, ["play", "--headless", "--no-audio", "--duration", "2", TestMedia.angle1],
-                             environment: env, timeout: 60)
+                             environment: env, timeout: .seconds(60))
         XCTAssertEqual(result.status, 0, result.stderr)
         let notes = result.stderr.split(separator: "\n").filter { $0.contains("MPRIS") }
         XCTAssertEqual(notes.count, 1, result.stderr)

@@ -65,32 +65,6 @@ final class SessionBus: Sendable {
     }
 }
 
-/// Runs a command to completion (with a deadline), returning status and output.
-@discardableResult
-func runTool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-         timeout: TimeInterval = 20) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    let collected = OutputCollector(out, err)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
-    }
-    process.waitUntilExit()
-    let (o, e) = collected.finish()
-    return (process.terminationStatus, o, e)
-}
-
 /// Reads a process's stdout/stderr as they come (so a chatty child never blocks on a full pipe).
 final class OutputCollector: Sendable {
     private final class Text: Sendable {

@@ -24,7 +24,7 @@ final class AirPlayTests: XCTestCase {
         views = nil
         pulse?.tearDown()
         if let receiverDirectory {
-            _ = try? runToolDetached(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path, "stop", receiverDirectory])
+            _ = try? runTool(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path, "stop", receiverDirectory])
             try? FileManager.default.removeItem(atPath: receiverDirectory)
         }
     }
@@ -46,7 +46,7 @@ final class AirPlayTests: XCTestCase {
         let pulse = self.pulse!
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mv-airplay-\(pulse.tag)").path
         let port = 5100 + Int.random(in: 0..<800)
-        let started = try runToolDetached(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path,
+        let started = try runTool(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path,
                                    "start", directory, "\(port)"])
         receiverDirectory = directory
         guard started.status == 0 else {

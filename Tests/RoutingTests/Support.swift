@@ -17,74 +17,6 @@ enum RoutingMedia {
 }
 
 
-func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
-/// Runs a program with its output in a file, waiting for exactly that process (posix_spawn + waitpid). Used for
-/// scripts that leave daemons behind: Foundation's Process did not report such a script's end here.
-func runToolDetached(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
-    let log = FileManager.default.temporaryDirectory.appendingPathComponent("routing-tool-\(UUID().uuidString).log").path
-    defer { try? FileManager.default.removeItem(atPath: log) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    var pid: pid_t = 0
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
-    guard spawned == 0 else { throw TestFailure("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
-    let deadline = ContinuousClock.now + timeout
-    var status: Int32 = 0
-    while waitpid(pid, &status, WNOHANG) == 0 {
-        if ContinuousClock.now > deadline {
-            kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
-            return (-1, "timed out: \(arguments.joined(separator: " "))")
-        }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
-    let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return (exit, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-}
-
-func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    if let output {
-        FileManager.default.createFile(atPath: output, contents: nil)
-        let handle = FileHandle(forWritingAtPath: output)
-        process.standardOutput = handle
-        process.standardError = handle
-    } else {
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-    }
-    try process.run()
-    return process
-}
-
-/// SIGKILL: children of the test process inherit a signal mask that blocks SIGINT and SIGTERM.
-func stopTool(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-}
-
 /// A connection to the test daemon plus the null sinks a test loaded (unloaded at the end, so tests sharing the
 /// daemon never see each other's sinks). Fails the test loudly when PulseAudio is not reachable.
 final class PulseFixture: @unchecked Sendable {
@@ -326,18 +258,12 @@ final class PrivatePulseDaemon {
     }
 
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let home = directory.appendingPathComponent("home").path, run = directory.appendingPathComponent("run").path
-        p.arguments = ["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse", "XDG_CONFIG_HOME=\(home)",
-                       "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
-                       "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
-                       "-L", "module-null-sink sink_name=private_sink"]
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
+        process = try startTool(["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse",
+                                 "XDG_CONFIG_HOME=\(home)",
+                                 "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+                                 "-L", "module-null-sink sink_name=private_sink"])
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if (try? PulseAudioClient(server: server)) != nil { return }

@@ -1,8 +1,8 @@
 import Foundation
 
 // What every test target needs and used to write again: the repository root, a failure with a message, polling
-// until a condition holds, and the HLS set from Scripts/make-hls. A plain library target (no XCTest) that the
-// test targets depend on.
+// until a condition holds, and the HLS set from Scripts/make-hls (Processes.swift: running other programs;
+// HLSServer.swift: the test HTTP server). A plain library target (no XCTest) that the test targets depend on.
 
 /// The repository's root directory (this file is Tests/TestSupport/TestSupport.swift).
 public let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -35,16 +35,9 @@ public enum HLSFixture {
     public static func ensure() throws {
         try made.withLock {
             if ready { return }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [repoRoot.appendingPathComponent("Scripts/make-hls").path]
-            process.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw TestFailure("Scripts/make-hls failed: \(text)") }
+            let result = try runTool(["/bin/bash", repoRoot.appendingPathComponent("Scripts/make-hls").path],
+                                     timeout: .seconds(900))
+            guard result.status == 0 else { throw TestFailure("Scripts/make-hls failed: \(result.stderr)") }
             ready = true
         }
     }

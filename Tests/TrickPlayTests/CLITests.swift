@@ -6,53 +6,41 @@ import XCTest
 final class TrickPlayCLITests: XCTestCase {
     private static let multiview = repoRoot.appendingPathComponent(".build/debug/multiview").path
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    private func run(_ arguments: [String]) throws -> ToolResult {
         guard FileManager.default.isExecutableFile(atPath: Self.multiview) else {
             throw TestFailure("\(Self.multiview) is not built (run swift build)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.multiview)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out; process.standardError = err
-        try process.run()
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: killer)
-        let outText = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        killer.cancel()
-        return (process.terminationStatus, outText, errText)
+        return try runTool(Self.multiview, arguments)
     }
 
     func testPreviewWritesAPNGAndRewindPrintsIFramesBackwards() throws {
         try HLSFixture.ensure()
         let server = try HLSServer(root: HLSFixture.root)
         defer { server.stop() }
-        let master = server.url("angle4/master.m3u8").absoluteString
+        let master = server.uri("angle4/master.m3u8")
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("preview-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: output) }
 
         let preview = try run(["preview", master, "--at", "7", "--output", output.path, "--size", "320x180"])
-        XCTAssertEqual(preview.status, 0, preview.err)
-        XCTAssertTrue(preview.out.contains("(320x180)"), preview.out)
+        XCTAssertEqual(preview.status, 0, preview.stderr)
+        XCTAssertTrue(preview.stdout.contains("(320x180)"), preview.stdout)
         let png = try Data(contentsOf: output)
         XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         XCTAssertGreaterThan(png.count, 320 * 180 * 3, "uncompressed (stored) PNG of the whole picture")
 
         let rewind = try run(["trickplay", master, "--rate", "-8", "--from", "10", "--duration", "5", "--height", "360"])
-        XCTAssertEqual(rewind.status, 0, rewind.err)
-        let times = rewind.out.split(separator: "\n").filter { $0.hasPrefix("iframe ") }
+        XCTAssertEqual(rewind.status, 0, rewind.stderr)
+        let times = rewind.stdout.split(separator: "\n").filter { $0.hasPrefix("iframe ") }
             .compactMap { Double($0.split(separator: " ")[1]) }
-        XCTAssertEqual(times.last, 0, rewind.out)
-        XCTAssertGreaterThanOrEqual(times.count, 3, rewind.out)
-        XCTAssertEqual(times, times.sorted(by: >), "rewind shows I-frames backwards: \(rewind.out)")
-        XCTAssertTrue(rewind.out.contains("resume at 0.0 s"), rewind.out)
+        XCTAssertEqual(times.last, 0, rewind.stdout)
+        XCTAssertGreaterThanOrEqual(times.count, 3, rewind.stdout)
+        XCTAssertEqual(times, times.sorted(by: >), "rewind shows I-frames backwards: \(rewind.stdout)")
+        XCTAssertTrue(rewind.stdout.contains("resume at 0.0 s"), rewind.stdout)
 
-        let missing = try run(["preview", server.url("angle4/missing.m3u8").absoluteString, "--at", "1",
+        let missing = try run(["preview", server.uri("angle4/missing.m3u8"), "--at", "1",
                                "--output", output.path, "--view", "overhead"])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertEqual(missing.err.split(separator: "\n").filter { $0.hasPrefix("error:") },
-                       ["error: view overhead: trick play: cannot download \(server.url("angle4/missing.m3u8")): HTTP 404"])
+        XCTAssertEqual(missing.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") },
+                       ["error: view overhead: trick play: cannot download \(server.uri("angle4/missing.m3u8")): HTTP 404"])
     }
 }

@@ -35,7 +35,7 @@ final class StageTrickPlayTests: XCTestCase {
         let previewPath = FileManager.default.temporaryDirectory.appendingPathComponent("stage-preview-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: previewPath) }
         var configuration = StageConfiguration(
-            sources: [MediaSource(server.url("angle1/master.m3u8").absoluteString),
+            sources: [MediaSource(server.uri("angle1/master.m3u8")),
                       MediaSource(repoRoot.appendingPathComponent("Media/angle4-overhead.mp4").path)],
             headless: true, duration: 14, audio: .fakeSink)
         let reporter = Reporter()

@@ -169,7 +169,7 @@ final class TrickPlayerTests: XCTestCase {
             XCTFail("a 404 I-frame playlist must throw")
         } catch {
             XCTAssertEqual(error.view, "wide")
-            let url = broken.url("v1080/iframes.m3u8").absoluteString
+            let url = broken.uri("v1080/iframes.m3u8")
             XCTAssertEqual(error.cause, .download(url: url, reason: "HTTP 404"))
             XCTAssertEqual(error.description, "view wide: trick play: cannot download \(url): HTTP 404")
         }

@@ -83,16 +83,8 @@ enum Screen {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("\(executable) \(arguments) failed") }
-        return text
+        let result = try runTool(executable, arguments)
+        guard result.status == 0 else { throw TestFailure("\(executable) \(arguments) failed") }
+        return result.stdout
     }
 }

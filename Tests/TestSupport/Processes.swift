@@ -1,0 +1,118 @@
+import Foundation
+
+// Running other programs from tests: one runner for tools run to completion (pactl, gdbus, playerctl, the multiview
+// CLI, shell scripts), one pair for programs kept running in the background (Xvfb, paplay, parecord, daemons).
+//
+// Two facts of this machine shape them:
+// - Children of the test process inherit a signal mask that blocks SIGINT and SIGTERM (seen in /proc/PID/status),
+//   so a child that must go is sent SIGKILL.
+// - Foundation's Process learns of a child's end only once every process holding its inherited descriptors is gone,
+//   so a script that leaves a daemon behind never "ends". The runner therefore spawns with posix_spawn, waits for
+//   exactly that pid (waitpid), and gives the child files, not pipes, for its output: nothing the child leaves
+//   behind can hold the runner (or swift test's own pipes) open.
+
+/// What a program run to completion left behind.
+public struct ToolResult: Sendable {
+    /// The exit status; 128 + the signal number when a signal ended the program (as a shell reports it).
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    /// Standard output followed by standard error (for messages, and for tools that answer on either).
+    public var output: String { stdout + stderr }
+}
+
+/// Runs a program to completion: `arguments[0]` is an absolute path or a name looked up on PATH. Standard input is
+/// `stdin` (then end of file), or /dev/null. The environment is `environment` when given, else this process's.
+/// A program still running after `timeout` is killed (SIGKILL) and the call throws `TestFailure`.
+@discardableResult
+public func runTool(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+                    timeout: Duration = .seconds(60)) throws -> ToolResult {
+    guard let program = arguments.first else { throw TestFailure("runTool: no program named") }
+    let files = FileManager.default.temporaryDirectory.appendingPathComponent("mv-tool-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: files) }
+    let inputPath = files.appendingPathComponent("stdin").path
+    let outputPath = files.appendingPathComponent("stdout").path
+    let errorPath = files.appendingPathComponent("stderr").path
+    if let stdin { _ = FileManager.default.createFile(atPath: inputPath, contents: Data(stdin.utf8)) }
+
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, stdin == nil ? "/dev/null" : inputPath, O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+    defer { envp?.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = envp.map { posix_spawnp(&pid, program, &actions, nil, argv, $0) }
+        ?? posix_spawnp(&pid, program, &actions, nil, argv, environ)
+    guard spawned == 0 else { throw TestFailure("cannot run \(program): \(String(cString: strerror(spawned)))") }
+
+    let deadline = ContinuousClock.now + timeout
+    var status: Int32 = 0
+    var pause = 0.001
+    while true {
+        let waited = waitpid(pid, &status, WNOHANG)
+        if waited == pid { break }
+        if waited == -1 && errno != EINTR {
+            throw TestFailure("waiting for \(program) failed: \(String(cString: strerror(errno)))")
+        }
+        if ContinuousClock.now > deadline {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            throw TestFailure("\(arguments.joined(separator: " ")) did not finish within \(timeout)")
+        }
+        Thread.sleep(forTimeInterval: pause)
+        pause = min(pause * 2, 0.02)
+    }
+    let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    return ToolResult(status: exit, stdout: text(outputPath), stderr: text(errorPath))
+}
+
+/// `runTool` with the program and its arguments apart.
+@discardableResult
+public func runTool(_ program: String, _ arguments: [String], environment: [String: String]? = nil,
+                    stdin: String? = nil, timeout: Duration = .seconds(60)) throws -> ToolResult {
+    try runTool([program] + arguments, environment: environment, stdin: stdin, timeout: timeout)
+}
+
+/// Starts a program in the background (`arguments[0]` looked up on PATH). Its output goes to the file `output`, or
+/// is discarded, so it can never hold the test runner's pipes open. The caller ends it with `stopTool`.
+public func startTool(_ arguments: [String], output: String? = nil) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    if let output {
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let handle = FileHandle(forWritingAtPath: output)
+        process.standardOutput = handle
+        process.standardError = handle
+    } else {
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+    }
+    try process.run()
+    return process
+}
+
+/// Ends a program started with `startTool` (SIGKILL: see the top of this file) and waits for it.
+public func stopTool(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// A temporary directory, removed on release.
+public final class TemporaryDirectory: Sendable {
+    public let url: URL
+    public init(prefix: String = "mvtest") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
