@@ -6,8 +6,7 @@ import XCTest
 
 /// The bundled media, located from this file (Tests/MultiviewTests/Support.swift → repo root).
 enum TestMedia {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = repoRoot
     static let mediaDirectory = root.appendingPathComponent("Media")
 
     struct Entry: Decodable {

@@ -9,20 +9,11 @@ import XCTest
 /// PulseAudio's module-raop-sink. The RAOP sink is recognised as non-mixable by itself (no --non-mixable), only the
 /// preferred view's stream goes there (checked on the server, before and after a swap), and what the receiver hands
 /// out is the preferred view's tone (FFT).
-final class AirPlayTests: XCTestCase {
-    private var pulse: PulseFixture!
-    private var views: RoutedViews?
+final class AirPlayTests: PulseTestCase {
     private var receiverDirectory: String?
 
-    override func setUp() async throws {
-        XCTAssertTrue(GStreamer.ensureInitialized())
-        pulse = try PulseFixture()
-    }
-
     override func tearDown() async throws {
-        await views?.stop()
-        views = nil
-        pulse?.tearDown()
+        try await super.tearDown()
         if let receiverDirectory {
             _ = try? runTool(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path, "stop", receiverDirectory])
             try? FileManager.default.removeItem(atPath: receiverDirectory)

@@ -6,16 +6,7 @@ import XCTest
 @testable import Routing
 
 /// The libpulse client against the real test daemon, with null sinks of the test's own.
-final class PulseAudioClientTests: XCTestCase {
-    private var pulse: PulseFixture!
-
-    override func setUp() async throws {
-        XCTAssertTrue(GStreamer.ensureInitialized())
-        pulse = try PulseFixture()
-    }
-
-    override func tearDown() async throws { pulse?.tearDown() }
-
+final class PulseAudioClientTests: PulseTestCase {
     func testListsSinksWithPropertiesAndTheRouteModelMarksNonMixableSinks() throws {
         let speakers = try pulse.nullSink("speakers")
         let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")

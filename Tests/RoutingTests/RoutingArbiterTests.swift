@@ -7,21 +7,7 @@ import XCTest
 
 /// The arbiter with real players, a real PulseAudio daemon and null sinks of the test's own. Placement is checked
 /// through the server (our client listing sink inputs), sound by recording the sink's monitor.
-final class RoutingArbiterTests: XCTestCase {
-    private var pulse: PulseFixture!
-    private var views: RoutedViews?
-
-    override func setUp() async throws {
-        XCTAssertTrue(GStreamer.ensureInitialized())
-        pulse = try PulseFixture()
-    }
-
-    override func tearDown() async throws {
-        await views?.stop()
-        views = nil
-        pulse?.tearDown()
-    }
-
+final class RoutingArbiterTests: PulseTestCase {
     private func start(_ configuration: RoutingConfiguration, angles: Int = 3) async throws -> (RoutingArbiter, RoutedViews) {
         let arbiter = RoutingArbiter(configuration: configuration)
         try await arbiter.start()

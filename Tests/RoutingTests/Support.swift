@@ -7,8 +7,7 @@ import XCTest
 
 /// The bundled media, located from this file (Tests/RoutingTests/Support.swift → repo root).
 enum RoutingMedia {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = repoRoot
     static func path(_ file: String) -> String { root.appendingPathComponent("Media").appendingPathComponent(file).path }
     /// angle1 440 Hz, angle2 660 Hz, angle3 880 Hz, angle4 1100 Hz (Media/.manifest.json).
     static let angles: [(file: String, tone: Double)] = [
@@ -16,6 +15,24 @@ enum RoutingMedia {
     ]
 }
 
+
+/// The setup of the tests that talk to the test daemon: a `PulseFixture` per test, and at the end the views the test
+/// started (`views`) stopped and the fixture's modules unloaded. A base class without tests of its own.
+class PulseTestCase: XCTestCase {
+    var pulse: PulseFixture!
+    var views: RoutedViews?
+
+    override func setUp() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        pulse = try PulseFixture()
+    }
+
+    override func tearDown() async throws {
+        await views?.stop()
+        views = nil
+        pulse?.tearDown()
+    }
+}
 
 /// A connection to the test daemon plus the null sinks a test loaded (unloaded at the end, so tests sharing the
 /// daemon never see each other's sinks). Fails the test loudly when PulseAudio is not reachable.
