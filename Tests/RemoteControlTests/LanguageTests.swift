@@ -26,30 +26,35 @@ final class LanguageTests: XCTestCase {
         XCTAssertTrue(playing, app.output.stderr)
         // The wish is applied once the view has prerolled (on its default track): let PulseAudio's buffer pass.
         try await Task.sleep(for: .milliseconds(1500))
+        try assertHearing(1320, not: 880, on: sink, "with --audio-lang fr")
 
-        let french = try sink.record(seconds: 2)
-        XCTAssertEqual(french.dominant, 1320, accuracy: 5, "with --audio-lang fr: \(french)")
-        XCTAssertGreaterThan(french.level(1320), 5 * french.level(880), "the English tone is audible: \(french)")
-
-        app.send("lang 1 audio en")
-        let switched = await eventually(timeout: .seconds(10)) { app.output.stderr.contains("view 1: audio en") }
-        XCTAssertTrue(switched, app.output.stderr)
+        await send("lang 1 audio en", to: app, answered: "view 1: audio en")
         try await Task.sleep(for: .milliseconds(1200))
-        let english = try sink.record(seconds: 2)
-        XCTAssertEqual(english.dominant, 880, accuracy: 5, "after lang 1 audio en: \(english)")
-        XCTAssertGreaterThan(english.level(880), 5 * english.level(1320), "the French tone is still audible: \(english)")
+        try assertHearing(880, not: 1320, on: sink, "after lang 1 audio en")
 
         // Unknown language: one clear line naming the view; the view keeps playing its track.
-        app.send("lang 1 audio de")
-        let refused = await eventually(timeout: .seconds(10)) {
-            app.output.stderr.contains("view 1 (angle3-right.mkv): no audio track in language 'de' (available: en, fr)")
-        }
-        XCTAssertTrue(refused, app.output.stderr)
-        app.send("subs 1 off")
-        let subsOff = await eventually(timeout: .seconds(10)) { app.output.stderr.contains("view 1: subtitles off") }
-        XCTAssertTrue(subsOff, app.output.stderr)
+        await send("lang 1 audio de", to: app,
+                   answered: "view 1 (angle3-right.mkv): no audio track in language 'de' (available: en, fr)")
+        await send("subs 1 off", to: app, answered: "view 1: subtitles off")
         let still = try sink.record(seconds: 1)
         XCTAssertEqual(still.dominant, 880, accuracy: 5, "\(still)")
+    }
+
+    /// Two seconds of the sink's monitor: `tone` dominates and is 5× louder than `other`.
+    private func assertHearing(_ tone: Int, not other: Int, on sink: NullSink, _ label: String,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        let heard = try sink.record(seconds: 2)
+        XCTAssertEqual(heard.dominant, Double(tone), accuracy: 5, "\(label): \(heard)", file: file, line: line)
+        XCTAssertGreaterThan(heard.level(tone), 5 * heard.level(other), "\(label): the \(other) Hz tone is audible: \(heard)",
+                             file: file, line: line)
+    }
+
+    /// Sends a command line to the CLI and waits (10 s) until its stderr shows `answer`.
+    private func send(_ command: String, to app: Child, answered answer: String,
+                      file: StaticString = #filePath, line: UInt = #line) async {
+        app.send(command)
+        let answered = await eventually(timeout: .seconds(10)) { app.output.stderr.contains(answer) }
+        XCTAssertTrue(answered, "no '\(answer)' after '\(command)': \(app.output.stderr)", file: file, line: line)
     }
 
     /// Subtitle selection as the pipeline sees it (STREAMS_SELECTED): on by language, off, on again.
@@ -62,17 +67,16 @@ final class LanguageTests: XCTestCase {
         func selected() async -> [String] {
             await player.selectedStreams.map { "\($0.kind.rawValue):\($0.language ?? "und")" }.sorted()
         }
-        var ok = await eventually { await selected() == ["audio:fr", "text:en", "video:und"] }
-        var now = await selected()
-        XCTAssertTrue(ok, "\(now)")
+        func expectSelected(_ wanted: [String], line: UInt = #line) async {
+            let reached = await eventually { await selected() == wanted }
+            let now = await selected()
+            XCTAssertTrue(reached, "\(now)", line: line)
+        }
+        await expectSelected(["audio:fr", "text:en", "video:und"])
         try await player.selectSubtitles(.off)
-        ok = await eventually { await selected() == ["audio:fr", "video:und"] }
-        now = await selected()
-        XCTAssertTrue(ok, "\(now)")
+        await expectSelected(["audio:fr", "video:und"])
         try await player.selectAudio(language: "eng")
-        ok = await eventually { await selected() == ["audio:en", "video:und"] }
-        now = await selected()
-        XCTAssertTrue(ok, "\(now)")
+        await expectSelected(["audio:en", "video:und"])
         do {
             try await player.selectSubtitles(.language("fr"))
             XCTFail("French subtitles do not exist")

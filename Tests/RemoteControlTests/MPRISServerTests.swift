@@ -6,21 +6,7 @@ import TestSupport
 import XCTest
 
 /// The server in this process on a private bus, the real playerctl as the client.
-final class MPRISServerTests: XCTestCase {
-    private var bus: SessionBus!
-    private var savedAddress: String?
-
-    override func setUp() async throws {
-        bus = try SessionBus()
-        savedAddress = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
-        bus.becomeSessionBusOfThisProcess()
-    }
-
-    override func tearDown() async throws {
-        if let savedAddress { setenv("DBUS_SESSION_BUS_ADDRESS", savedAddress, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
-        bus.stop()
-    }
-
+final class MPRISServerTests: PrivateBusTestCase {
     func testSecondInstanceGetsTheInstanceSuffixAndBothAreListed() async throws {
         let first = try await MPRISServer.start()
         let second = try await MPRISServer.start()

@@ -6,8 +6,7 @@ import TestSupport
 import XCTest
 
 enum TestMedia {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = repoRoot
     static func path(_ file: String) -> String { root.appendingPathComponent("Media").appendingPathComponent(file).path }
     static let angle1 = path("angle1-wide.mp4")
     static let angle3 = path("angle3-right.mkv")
@@ -62,6 +61,24 @@ final class SessionBus: Sendable {
         // Foundation starts children with the spawning thread's signal mask, which can block SIGTERM: SIGKILL then.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+    }
+}
+
+/// Tests of a server in this process: a private session bus per test, made this process's session bus for the
+/// test (the previous address is restored afterwards). A base class without tests of its own.
+class PrivateBusTestCase: XCTestCase {
+    var bus: SessionBus!
+    private var savedAddress: String?
+
+    override func setUp() async throws {
+        bus = try SessionBus()
+        savedAddress = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        bus.becomeSessionBusOfThisProcess()
+    }
+
+    override func tearDown() async throws {
+        if let savedAddress { setenv("DBUS_SESSION_BUS_ADDRESS", savedAddress, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
+        bus.stop()
     }
 }
 

@@ -6,20 +6,10 @@ import TestSupport
 import XCTest
 
 /// Uncoordinated views: remote commands act on the focused view only; the end of the item clears now playing.
-final class UncoordinatedRemoteTests: XCTestCase {
-    private var bus: SessionBus!
-    private var savedAddress: String?
-
+final class UncoordinatedRemoteTests: PrivateBusTestCase {
     override func setUp() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        bus = try SessionBus()
-        savedAddress = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
-        bus.becomeSessionBusOfThisProcess()
-    }
-
-    override func tearDown() async throws {
-        if let savedAddress { setenv("DBUS_SESSION_BUS_ADDRESS", savedAddress, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
-        bus.stop()
+        try await super.setUp()
     }
 
     private func makePlayer(_ number: Int, _ file: String) async throws -> Player {
