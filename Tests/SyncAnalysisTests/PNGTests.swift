@@ -129,8 +129,7 @@ final class PNGTests: XCTestCase {
             phase(1, "stall 2", from: baseClockNs + 2_000_000_000, to: baseClockNs + 6_000_000_000),
         ]
         // Skew 1 ms in phase 0, 4 ms in phase 1, and one 500 ms outlier to clip.
-        var frames = renders(view: 1, indices: Array(0..<60), phase: 0)
-            + renders(view: 2, indices: Array(0..<60), offsetNs: 1_000_000, phase: 0)
+        var frames = twoViews(indices: Array(0..<60), offsetNs: 1_000_000, phase: 0)
         let start1 = baseClockNs + 2_000_000_000
         frames += renders(view: 1, indices: Array(60..<180), startClockNs: start1, phase: 1)
         frames += renders(view: 2, indices: Array(60..<179), offsetNs: 4_000_000, startClockNs: start1, phase: 1)
@@ -180,14 +179,13 @@ final class PNGTests: XCTestCase {
     func testComparisonSeriesIsDrawnInItsOwnColour() throws {
         let phases = [phase(0, "play", from: baseClockNs, to: baseClockNs + 2_000_000_000)]
         let coordinated = SyncAnalyzer.analyze(
-            frames: renders(view: 1, indices: Array(0..<60)) + renders(view: 2, indices: Array(0..<60), offsetNs: 200_000),
+            frames: twoViews(indices: Array(0..<60), offsetNs: 200_000),
             phases: phases, mode: "coordinated")
         // The baseline ran on another clock: its own origin lines it up.
         let otherClock = baseClockNs * 3
         let basePhases = [phase(0, "play", from: otherClock, to: otherClock + 2_000_000_000)]
         let baseline = SyncAnalyzer.analyze(
-            frames: renders(view: 1, indices: Array(0..<60), startClockNs: otherClock)
-                + renders(view: 2, indices: Array(0..<60), offsetNs: 8_000_000, startClockNs: otherClock),
+            frames: twoViews(indices: Array(0..<60), offsetNs: 8_000_000, startClockNs: otherClock),
             phases: basePhases, mode: "baseline")
         let data = PNGPlot.pngData(result: coordinated, phases: phases, comparison: (baseline, basePhases),
                                    yMaxMs: 10)

@@ -8,8 +8,7 @@ final class ReportTests: XCTestCase {
     ]
 
     static func sampleRun(mode: String) -> (frames: [FrameRecord], result: SyncAnalysisResult) {
-        let frames = renders(view: 1, indices: Array(0..<60), phase: 0)
-            + renders(view: 2, indices: Array(0..<60), offsetNs: 300_000, phase: 0)
+        let frames = twoViews(indices: Array(0..<60), offsetNs: 300_000, phase: 0)
             + renders(view: 1, indices: Array(360..<420), startClockNs: baseClockNs + 2_050_000_000, phase: 1)
             + renders(view: 2, indices: Array(360..<420), webm: true, offsetNs: 1_000_000,
                       startClockNs: baseClockNs + 2_050_000_000, phase: 1)

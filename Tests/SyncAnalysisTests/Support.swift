@@ -25,6 +25,12 @@ func renders(view: Int, indices: [Int], webm: Bool = false, rate: Double = 1, of
     }
 }
 
+/// Views 1 and 2 rendering the same `indices` from `startClockNs`, view 2 `offsetNs` after view 1 (the skew).
+func twoViews(indices: [Int], offsetNs: Int64, startClockNs: UInt64 = baseClockNs, phase: Int = 0) -> [FrameRecord] {
+    renders(view: 1, indices: indices, startClockNs: startClockNs, phase: phase)
+        + renders(view: 2, indices: indices, offsetNs: offsetNs, startClockNs: startClockNs, phase: phase)
+}
+
 func phase(_ index: Int, _ name: String, from: UInt64, to: UInt64) -> PhaseRecord {
     PhaseRecord(index: index, name: name, commandClockNs: from, endClockNs: to)
 }

@@ -18,8 +18,7 @@ final class SyncAnalyzerTests: XCTestCase {
     }
 
     func testConstantOffsetGivesThatSkew() {
-        let frames = renders(view: 1, indices: Array(0..<90))
-            + renders(view: 2, indices: Array(0..<90), offsetNs: 300_000)
+        let frames = twoViews(indices: Array(0..<90), offsetNs: 300_000)
         let summary = SyncAnalyzer.analyze(frames: frames, phases: [run], mode: "coordinated").summary
         XCTAssertEqual(summary.mode, "coordinated")
         XCTAssertEqual(summary.views, 2)
@@ -65,8 +64,7 @@ final class SyncAnalyzerTests: XCTestCase {
         let seekClock = baseClockNs + 3_000_000_000
         let frames = renders(view: 1, indices: Array(0...60))
             + renders(view: 2, indices: Array(0..<60), offsetNs: 1_000_000)
-            + renders(view: 1, indices: Array(30..<90), startClockNs: seekClock)
-            + renders(view: 2, indices: Array(30..<90), offsetNs: 2_000_000, startClockNs: seekClock)
+            + twoViews(indices: Array(30..<90), offsetNs: 2_000_000, startClockNs: seekClock)
         let summary = SyncAnalyzer.analyze(frames: frames.shuffled(), phases: [run], mode: "coordinated").summary
         // 60 groups in the first pass (frame 60 only by view 1), 60 in the second.
         XCTAssertEqual(summary.frames, 120)
@@ -85,8 +83,7 @@ final class SyncAnalyzerTests: XCTestCase {
     }
 
     func testViewOnAnotherItemIsNotCompared() {
-        let frames = renders(view: 1, indices: Array(0..<30))
-            + renders(view: 2, indices: Array(0..<30), offsetNs: 300_000)
+        let frames = twoViews(indices: Array(0..<30), offsetNs: 300_000)
             + renders(view: 3, indices: Array(0..<30), offsetNs: 50_000_000, item: "b")
         let summary = SyncAnalyzer.analyze(frames: frames, phases: [run], mode: "coordinated").summary
         XCTAssertEqual(summary.views, 3)
@@ -105,13 +102,11 @@ final class SyncAnalyzerTests: XCTestCase {
             phase(2, "suspend 2", from: command1 + 2_000_000_000, to: command1 + 3_000_000_000),
         ]
         // Phase 0: views 1 and 2 in step from the first frame, 40 ms after the command.
-        var frames = renders(view: 1, indices: Array(0..<60), phase: 0)
-            + renders(view: 2, indices: Array(0..<60), offsetNs: 200_000, phase: 0)
+        var frames = twoViews(indices: Array(0..<60), offsetNs: 200_000, phase: 0)
         // Phase 1: view 1 renders frame 60 onwards from 40 ms after the command; view 3 joins and first renders
         // frame 63 (100 ms later), 0.5 ms after view 1 did.
         let start1 = command1 + 40_000_000
-        frames += renders(view: 1, indices: Array(60..<120), startClockNs: start1, phase: 1)
-        frames += renders(view: 2, indices: Array(60..<120), offsetNs: 200_000, startClockNs: start1, phase: 1)
+        frames += twoViews(indices: Array(60..<120), offsetNs: 200_000, startClockNs: start1, phase: 1)
         frames += renders(view: 3, indices: Array(63..<120), webm: true, offsetNs: 500_000, startClockNs: start1,
                           phase: 1, startIndex: 60)
         // Phase 2: only view 1 renders.
@@ -191,8 +186,7 @@ final class SyncAnalyzerTests: XCTestCase {
     }
 
     func testRecordsOfAnUnlistedPhaseStillCount() {
-        let frames = renders(view: 1, indices: Array(0..<10), phase: 7)
-            + renders(view: 2, indices: Array(0..<10), offsetNs: 100_000, phase: 7)
+        let frames = twoViews(indices: Array(0..<10), offsetNs: 100_000, phase: 7)
         let summary = SyncAnalyzer.analyze(frames: frames, phases: [run], mode: "coordinated").summary
         XCTAssertEqual(summary.frames, 10)
         XCTAssertEqual(summary.phases.map(\.index), [0, 7])
