@@ -11,10 +11,26 @@ import XCTest
 final class SuspensionTests: XCTestCase {
     private let frame = 1.0 / 30
 
+    /// Every view plays again (waiting for nothing) and the listed views (all when nil) render from `clockNs` on.
+    private func assertResumed(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<Int>? = nil,
+                               file: StaticString = #filePath, line: UInt = #line) async {
+        let playing = await eventually { await set.allPlaying() }
+        check(playing, "\(await set.statuses())", file: file, line: line)
+        let rendering = await set.waitRendering(since: clockNs, views: views)
+        XCTAssertTrue(rendering, "not rendering since \(clockNs)", file: file, line: line)
+    }
+
+    /// The first `count` angles as a coordinated group, all playing, then `settle` to let them run.
+    private func playingGroup(of count: Int, settle: Duration = .zero,
+                              file: StaticString = #filePath, line: UInt = #line) async throws -> CoordinatedViews {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(count)))
+        try await set.playAll(file: file, line: line)
+        if settle > .zero { try await Task.sleep(for: settle) }
+        return set
+    }
+
     func testASuspendedViewSeeksAloneIgnoresGroupCommandsAndRejoinsTheGroupOnEnd() async throws {
-        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
-        try await set.playAll()
-        try await Task.sleep(for: .seconds(1))
+        let set = try await playingGroup(of: 3, settle: .seconds(1))
         let scrubber = set.views[2]
         let scrubberEvents = await scrubber.coordinator.eventLog(clock: set.clock)
         var othersLogs: [EventLog<PlayerEvent>] = []
@@ -65,10 +81,7 @@ final class SuspensionTests: XCTestCase {
         // end(): back at the group's time and rate, aligned, without disturbing the others.
         let endNs = set.nowNs
         try await suspension.end()
-        let rejoined = await eventually { await set.allPlaying() }
-        check(rejoined, "\(await set.statuses())")
-        let renderingAgain = await set.waitRendering(since: endNs, views: [3])
-        XCTAssertTrue(renderingAgain)
+        await assertResumed(set, since: endNs, views: [3])
         let ended = await eventually(timeout: .seconds(2)) { scrubberEvents.values.contains(.suspensionEnded(.userIsChangingCurrentTime)) }
         XCTAssertTrue(ended)
         assertPositions(await set.settledPositions(), near: try unwrap(await set.groupTime()), "after end()")
@@ -86,9 +99,7 @@ final class SuspensionTests: XCTestCase {
     }
 
     func testEndProposingNewTimeMovesTheWholeGroup() async throws {
-        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
-        try await set.playAll()
-        try await Task.sleep(for: .milliseconds(600))
+        let set = try await playingGroup(of: 3, settle: .milliseconds(600))
         let scrubber = set.views[0]
         var events: [EventLog<CoordinatorEvent>] = []
         for v in set.views { events.append(await v.coordinator.eventLog(clock: set.clock)) }
@@ -106,10 +117,7 @@ final class SuspensionTests: XCTestCase {
         let group = try unwrap(await set.medium.groupState(for: "event"))
         XCTAssertTrue(group.isPlaying)
         XCTAssertEqual(group.anchorMedia.seconds, 15, accuracy: 0.001)
-        let playing = await eventually { await set.allPlaying() }
-        check(playing, "\(await set.statuses())")
-        let rendering = await set.waitRendering(since: releaseNs)
-        XCTAssertTrue(rendering)
+        await assertResumed(set, since: releaseNs)
         let now = try unwrap(await set.groupTime())
         XCTAssertEqual(now.seconds, 15, accuracy: 0.6)
         assertPositions(await set.settledPositions(), near: now, "after end(proposingNewTime: 15 s)")
@@ -125,8 +133,7 @@ final class SuspensionTests: XCTestCase {
     }
 
     func testWhatHappenedReplaysAndCatchesUpWithoutDisturbingTheOthers() async throws {
-        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
-        try await set.playAll()
+        let set = try await playingGroup(of: 3)
         try await set.players[0].seek(to: .seconds(8))
         let playing = await eventually { await set.allPlaying() }
         XCTAssertTrue(playing)
@@ -171,10 +178,7 @@ final class SuspensionTests: XCTestCase {
 
         let endNs = set.nowNs
         try await suspension.end()
-        let rejoined = await eventually { await set.allPlaying() }
-        check(rejoined, "\(await set.statuses())")
-        let renderingAgain = await set.waitRendering(since: endNs, views: [3])
-        XCTAssertTrue(renderingAgain)
+        await assertResumed(set, since: endNs, views: [3])
         let rate = await viewer.player.rate
         XCTAssertEqual(rate, 1, "rejoined at the group's rate")
         assertPositions(await set.settledPositions(), near: try unwrap(await set.groupTime()), "after catching up")
@@ -198,9 +202,7 @@ final class SuspensionTests: XCTestCase {
     /// The "what happened?" steps, repeated: a suspended view's `playLocally()` after a local seek and rate
     /// change must return as soon as the view plays (seen: it sometimes waits for an ASYNC_DONE that never comes).
     func testLocalPlayAfterLocalSeekAndRateChangeReturnsPromptly() async throws {
-        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(2)))
-        try await set.playAll()
-        try await Task.sleep(for: .milliseconds(500))
+        let set = try await playingGroup(of: 2, settle: .milliseconds(500))
         let viewer = set.views[1]
         let suspension = await viewer.coordinator.beginSuspension(for: .whatHappened)
         for round in 0..<4 {
@@ -258,10 +260,7 @@ final class SuspensionTests: XCTestCase {
         let endNs = set.nowNs
         try await interstitial.end()
         set.recorder.setItem("event", view: 3)
-        let resumed = await eventually { await set.allPlaying() }
-        check(resumed, "\(await set.statuses())")
-        let renderingAgain = await set.waitRendering(since: endNs)
-        XCTAssertTrue(renderingAgain)
+        await assertResumed(set, since: endNs)
         let resumedGroup = try unwrap(await set.medium.groupState(for: "event"))
         XCTAssertTrue(resumedGroup.isPlaying)
         XCTAssertEqual(resumedGroup.anchorMedia.seconds, group.anchorMedia.seconds, accuracy: frame,
@@ -277,8 +276,7 @@ final class SuspensionTests: XCTestCase {
     }
 
     func testOtherParticipantsListsTheOthersWithTheirSuspensionsAndReadiness() async throws {
-        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
-        try await set.playAll()
+        let set = try await playingGroup(of: 3)
         let me = set.views[0].coordinator
         let ready = await eventually(timeout: .seconds(2)) {
             let others = await me.otherParticipants
@@ -340,10 +338,7 @@ final class SuspensionTests: XCTestCase {
         XCTAssertFalse(slowSince.contains { if case .play = $0.kind { true } else { false } },
                        "view 1 started only once the slow participant was ready: \(slowSince)")
         try await call.value
-        let all = await eventually { await set.allPlaying() }
-        check(all, "\(await set.statuses())")
-        let bothRendering = await set.waitRendering(since: immediateNs)
-        XCTAssertTrue(bothRendering)
+        await assertResumed(set, since: immediateNs)
         let slowPlays = slow.commands.filter { if case .play = $0.kind { true } else { false } }
         XCTAssertGreaterThanOrEqual(slowPlays.count, 2, "the slow participant never caught up: \(slow.commands)")
         // View 2 caught up and is aligned with view 1.

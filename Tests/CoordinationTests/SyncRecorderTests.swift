@@ -8,21 +8,21 @@ import XCTest
 /// The recorder files a frame under the phase whose timeline it was rendered on: after a flushing command a
 /// view's frames move to the new phase only at its next segment event.
 final class SyncRecorderTests: XCTestCase {
-    private func makePlayer(recorder: SyncRecorder) async throws -> Player {
+    /// angle1 on a recorder of its own (item "one"), on that recorder's clock, playing.
+    private func recordedPlayer() async throws -> (SyncRecorder, Player) {
+        let recorder = SyncRecorder(clock: PlaybackCoordinationMedium().clock)
         let source = MediaSource(Media.path("angle1-wide.mp4"))
         let player = try Player(configuration: PlayerConfiguration(
             view: ViewIdentity(number: 1, name: source.displayName), video: .fakeSink, audio: .fakeSink))
         player.pipeline.useClock(recorder.clock)
         try await player.load(source)
-        return player
+        try recorder.attach(player, item: "one")
+        try await player.play()
+        return (recorder, player)
     }
 
     func testFramesRenderedBeforeTheSeekStayInThePreviousPhase() async throws {
-        let recorder = SyncRecorder(clock: PlaybackCoordinationMedium().clock)
-        let clock = recorder.clock
-        let player = try await makePlayer(recorder: recorder)
-        try recorder.attach(player, item: "one")
-        try await player.play()
+        let (recorder, player) = try await recordedPlayer()
         try await Task.sleep(for: .milliseconds(1200))
 
         // The phase starts, but the view keeps its old timeline for a while before the seek reaches it.
@@ -47,11 +47,8 @@ final class SyncRecorderTests: XCTestCase {
     }
 
     func testAPhaseWithoutFlushStartsAtOnce() async throws {
-        let recorder = SyncRecorder(clock: PlaybackCoordinationMedium().clock)
+        let (recorder, player) = try await recordedPlayer()
         let clock = recorder.clock
-        let player = try await makePlayer(recorder: recorder)
-        try recorder.attach(player, item: "one")
-        try await player.play()
         try await Task.sleep(for: .milliseconds(500))
         let switchedAt = clock.time.nanoseconds
         recorder.setPhase(1)
