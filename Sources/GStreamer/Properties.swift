@@ -109,6 +109,25 @@ extension ObjectRef {
         return spec
     }
 
+    /// The spec of a property that can be written; throws when it does not exist or is read-only.
+    private func writableParamSpec(_ name: String) throws -> UnsafeMutablePointer<GParamSpec> {
+        let spec = try paramSpec(name)
+        guard spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 else {
+            throw GStreamerError.propertyNotWritable(element: objectName, property: name)
+        }
+        return spec
+    }
+
+    /// Throws unless property `name` (described by `spec`) holds values of the Swift type `V`.
+    private func requireValues<V: PropertyValue>(of _: V.Type, in spec: UnsafeMutablePointer<GParamSpec>,
+                                                 _ name: String) throws {
+        let type = spec.pointee.value_type
+        guard V.accepts(type) else {
+            throw GStreamerError.propertyTypeMismatch(element: objectName, property: name,
+                                                      expected: V.typeDescription, actual: String(cString: g_type_name(type)))
+        }
+    }
+
     public func hasProperty(_ name: String) -> Bool { (try? paramSpec(name)) != nil }
 
     /// The property's GType name ("gboolean", "GstCaps", "GstPlayFlags", …).
@@ -118,15 +137,9 @@ extension ObjectRef {
 
     /// Sets a property; throws when it does not exist, is read-only, or holds another type.
     public func set<V: PropertyValue>(_ name: String, _ newValue: V) throws {
-        let spec = try paramSpec(name)
-        guard spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 else {
-            throw GStreamerError.propertyNotWritable(element: objectName, property: name)
-        }
+        let spec = try writableParamSpec(name)
+        try requireValues(of: V.self, in: spec, name)
         let type = spec.pointee.value_type
-        guard V.accepts(type) else {
-            throw GStreamerError.propertyTypeMismatch(element: objectName, property: name,
-                                                      expected: V.typeDescription, actual: String(cString: g_type_name(type)))
-        }
         var value = GValue()
         g_value_init(&value, type)
         defer { g_value_unset(&value) }
@@ -141,11 +154,8 @@ extension ObjectRef {
     /// Reads a property; throws when it does not exist or holds another type.
     public func get<V: PropertyValue>(_ name: String, as type: V.Type = V.self) throws -> V {
         let spec = try paramSpec(name)
+        try requireValues(of: V.self, in: spec, name)
         let gtype = spec.pointee.value_type
-        guard V.accepts(gtype) else {
-            throw GStreamerError.propertyTypeMismatch(element: objectName, property: name,
-                                                      expected: V.typeDescription, actual: String(cString: g_type_name(gtype)))
-        }
         var value = GValue()
         g_value_init(&value, gtype)
         defer { g_value_unset(&value) }
@@ -161,10 +171,7 @@ extension ObjectRef {
     /// names by `string(ofProperty:)`), fractions and structures
     /// are set. Throws for a missing property or a text GStreamer cannot parse for that type.
     public func set(_ name: String, fromString text: String) throws {
-        let spec = try paramSpec(name)
-        guard spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 else {
-            throw GStreamerError.propertyNotWritable(element: objectName, property: name)
-        }
+        let spec = try writableParamSpec(name)
         var value = GValue()
         g_value_init(&value, spec.pointee.value_type)
         defer { g_value_unset(&value) }
