@@ -26,16 +26,13 @@ struct PreviewCommand: AsyncParsableCommand {
     var view: String = "1"
 
     func run() async throws {
-        guard let url = URL(string: master) ?? Optional(URL(fileURLWithPath: master)) else {
-            throw ValidationError("bad URL \(master)")
-        }
         var width: Int?, height: Int?
         if let size {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--size WIDTHxHEIGHT") }
             width = parts[0]; height = parts[1]
         }
-        let player = TrickPlayer(view: view, master: url.scheme == nil ? URL(fileURLWithPath: master) : url)
+        let player = TrickPlayer(view: view, master: masterURL(master))
         do {
             let frame = try await player.preview(at: at, width: width, height: height)
             let data = frame.encoded(forPath: output)
@@ -77,8 +74,7 @@ struct TrickPlayCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard rate != 0 else { throw ValidationError("--rate must not be 0") }
-        let url = URL(string: master).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: master)
-        let player = TrickPlayer(view: view, master: url, viewHeight: height)
+        let player = TrickPlayer(view: view, master: masterURL(master), viewHeight: height)
         let (events, continuation) = AsyncStream<TrickPlayEvent>.makeStream()
         do {
             try await player.play(rate: rate, from: from) { continuation.yield($0) }
@@ -106,4 +102,10 @@ struct TrickPlayCommand: AsyncParsableCommand {
         print(String(format: "resume at %.1f s", position))
         if failed { throw ExitCode(1) }
     }
+}
+
+/// The multi-variant playlist argument of `preview` and `trickplay` as a URL: an http(s) or file URL as given,
+/// anything without a scheme as a file path.
+private func masterURL(_ text: String) -> URL {
+    URL(string: text).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: text)
 }
