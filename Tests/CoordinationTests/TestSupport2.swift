@@ -78,21 +78,15 @@ extension CoordinatedViews {
     }
 
     /// True once every listed view (indices into `players`) is PLAYING and waits for nothing.
-    func allPlaying(_ indices: [Int]? = nil) async -> Bool {
-        let chosen = indices ?? Array(players.indices)
-        for i in chosen {
-            let s = await players[i].currentStatus
-            if s.state != .playing || s.waitingToPlay != nil { return false }
-        }
-        return true
-    }
+    func allPlaying(_ indices: [Int]? = nil) async -> Bool { await all(.playing, indices) }
 
     /// True once every listed view is PAUSED and waits for nothing.
-    func allPaused(_ indices: [Int]? = nil) async -> Bool {
-        let chosen = indices ?? Array(players.indices)
-        for i in chosen {
+    func allPaused(_ indices: [Int]? = nil) async -> Bool { await all(.paused, indices) }
+
+    private func all(_ state: PlaybackState, _ indices: [Int]?) async -> Bool {
+        for i in indices ?? Array(players.indices) {
             let s = await players[i].currentStatus
-            if s.state != .paused || s.waitingToPlay != nil { return false }
+            if s.state != state || s.waitingToPlay != nil { return false }
         }
         return true
     }
