@@ -165,7 +165,8 @@ final class Child: Sendable {
     }
 }
 
-/// `playerctl` against a given bus.
+/// `playerctl` against a given bus (commands are checked through their effect, so the result may go unused).
+@discardableResult
 func playerctl(_ arguments: [String], bus: SessionBus) throws -> (status: Int32, stdout: String, stderr: String) {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/playerctl") else {
         throw TestFailure("playerctl not installed (Debian package playerctl: run Scripts/setup)")
