@@ -19,6 +19,8 @@ public enum GStreamerError: Error, Sendable, Equatable, CustomStringConvertible 
     case queryFailed(String)
     case seekFailed(element: String)
     case notAPipeline(String)
+    /// The element is not an audio sink built on GstAudioBaseSink (needed for custom clock slaving).
+    case notAnAudioSink(String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,7 @@ public enum GStreamerError: Error, Sendable, Equatable, CustomStringConvertible 
         case .queryFailed(let q): return "query failed: \(q)"
         case .seekFailed(let e): return "seek failed on '\(e)'"
         case .notAPipeline(let e): return "'\(e)' is not a pipeline"
+        case .notAnAudioSink(let e): return "'\(e)' is not an audio sink (GstAudioBaseSink)"
         }
     }
 }

@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 
 /// Coordination with real PulseAudio streams: an interruption (a phone stream corks one view's stream) and
-/// the click detector used for the by-ear check (see below).
+/// the alignment people hear (clicks of two views recorded from the sink's monitor).
 /// These need a PulseAudio server (Scripts/test starts one); without it they fail.
 final class PulseAudioCoordinationTests: XCTestCase {
     private let frame = 1.0 / 30
@@ -99,10 +99,82 @@ final class PulseAudioCoordinationTests: XCTestCase {
         }
     }
 
-    // The by-ear check (two coordinated views' clicks within 2 ms on the sink monitor, plus a 20 ms control) was
-    // removed from the suite in commit history after "Fixes found by the coordination tests": with pulsesink's
-    // skew slaving the clicks land 1.5–3.5 ms apart (sometimes ~35 ms), so it failed more often than not. It comes
-    // back when audible alignment is fixed (see the coordination issue's closing note).
+    /// The by-ear cross-check: two coordinated views' per-second clicks, recorded from the sink's monitor, land
+    /// within 2 ms of each other. A control run (the same two files started at one instant with view 2's media
+    /// 20 ms ahead) proves the detector hears an offset, at its size.
+    func testTwoViewsClicksAreHeardTogetherAndAnOffsetIsHeard() async throws {
+        guard requirePulseAudio() else { return }
+        let sinks = try runTool(["pactl", "list", "short", "sinks"]).output
+        guard sinks.contains("multiview_test") else {
+            return XCTFail("no PulseAudio sink multiview_test (Scripts/test creates it): \(sinks)")
+        }
+        let dir = try TemporaryDirectory()
+
+        // Two AAC angles (same codec, so the same decoder delay): tones 440 Hz and 1100 Hz, a click every second.
+        let set = CoordinatedViews(medium: PlaybackCoordinationMedium())
+        try await set.add(Media.angles[0], number: 1, item: "event", audio: .pulse(device: "multiview_test"))
+        try await set.add(Media.angles[3], number: 2, item: "event", audio: .pulse(device: "multiview_test"))
+        try await set.playAll()
+        let rendering = await set.waitRendering(since: 0, count: 10)
+        XCTAssertTrue(rendering)
+        // PulseAudio's start-up calibration is off by up to tens of ms; the sinks' skew correction (2 ms drift
+        // tolerance) settles each stream on the shared clock within the first 1–2 s. Listen after that.
+        try await Task.sleep(for: .milliseconds(2500))
+        let aligned = try await Self.recordMonitor(seconds: 4.2, to: dir.path("aligned.raw"))
+        await set.tearDown()
+        let alignedClicks = ClickDetector.clicks(in: aligned, sampleRate: 48000)
+        print("[aligned] clicks:", alignedClicks.map { String(format: "%.3f s: %d burst(s), extent %.2f ms", $0.time, $0.bursts, $0.extentMs) })
+        // Both views are heard (their tones), so one burst per second really is two clicks on top of each other.
+        let tones = ClickDetector.toneLevels(in: aligned, sampleRate: 48000, frequencies: [440, 1100])
+        print("[aligned] tone levels 440/1100 Hz:", tones)
+        XCTAssertGreaterThan(tones[0], 0.05, "view 1's tone is not heard")
+        XCTAssertGreaterThan(tones[1], 0.05, "view 2's tone is not heard")
+        XCTAssertGreaterThanOrEqual(alignedClicks.count, 3, "clicks found: \(alignedClicks)")
+        for click in alignedClicks {
+            // One burst: the two views' clicks overlap (their spread is checked below, against one click alone).
+            XCTAssertEqual(click.bursts, 1, "click at \(click.time) s")
+        }
+        for (a, b) in zip(alignedClicks, alignedClicks.dropFirst()) {
+            XCTAssertEqual(b.time - a.time, 1, accuracy: 0.01, "clicks are not one second apart")
+        }
+
+        // Control: the same files on the same kind of clock, both started at one instant, view 2's media 20 ms
+        // ahead (each prepared and started by hand; the group never plays).
+        let control = CoordinatedViews(medium: PlaybackCoordinationMedium())
+        let first = try await control.add(Media.angles[0], number: 1, item: "event", audio: .pulse(device: "multiview_test"))
+        let second = try await control.add(Media.angles[3], number: 2, item: "event", audio: .pulse(device: "multiview_test"))
+        try await first.player.prepareCoordinated(at: .seconds(1), rate: 1)
+        try await second.player.prepareCoordinated(at: .seconds(1) + .milliseconds(20), rate: 1)
+        // A start margin like the medium's (a few ms): pulsesink's start-up calibration is made while it waits
+        // for the start instant, and a long wait leaves it off by about the wait.
+        let startAt = control.clock.time + .milliseconds(10)
+        let started = [try await first.player.startCoordinated(at: startAt), try await second.player.startCoordinated(at: startAt)]
+        XCTAssertEqual(started, [true, true], "a control view missed the start instant")
+        try await Task.sleep(for: .milliseconds(2500))
+        let offsetNs = control.nowNs
+        let offset = try await Self.recordMonitor(seconds: 3.2, to: dir.path("offset.raw"))
+        let video = control.analysis(since: offsetNs).summary
+        await control.tearDown()
+        print("[offset] video skew p50 \(video.p50SkewMs ?? -1) ms")
+        XCTAssertEqual(try XCTUnwrap(video.p50SkewMs), 20, accuracy: 3, "the control offset did not take effect on video")
+        let offsetClicks = ClickDetector.clicks(in: offset, sampleRate: 48000)
+        print("[offset] clicks:", offsetClicks.map { String(format: "%.3f s: %d burst(s), onsets %@ ms", $0.time, $0.bursts, $0.onsetGapsMs.description) })
+        XCTAssertGreaterThanOrEqual(offsetClicks.count, 2, "clicks found: \(offsetClicks)")
+        for click in offsetClicks {
+            XCTAssertEqual(click.bursts, 2, "click at \(click.time) s: the 20 ms offset is not heard as two clicks")
+            // The detector hears the offset the video shows, at its size.
+            XCTAssertEqual(click.onsetGapsMs.first ?? 0, 20, accuracy: 3, "click at \(click.time) s")
+        }
+
+        // How far apart the aligned clicks were: an aligned click's extent minus one click's own extent (the
+        // first burst of each control click, measured with the same filter and threshold). Goal: within 2 ms.
+        let single = try XCTUnwrap(median(offsetClicks.map(\.firstBurstExtentMs)), "no single click measured")
+        let spreads = alignedClicks.map { $0.extentMs - single }
+        print(String(format: "[aligned] one click alone lasts %.2f ms; aligned clicks spread by", single), spreads.map { String(format: "%.2f ms", $0) })
+        for (click, spread) in zip(alignedClicks, spreads) {
+            XCTAssertLessThanOrEqual(spread, 2, "the two views' clicks at \(click.time) s are \(spread) ms apart")
+        }
+    }
 
     /// Records the default test sink's monitor (mono, 48 kHz, s16le) for `seconds`; returns the samples in −1…1.
     static func recordMonitor(seconds: Double, to path: String) async throws -> [Float] {
@@ -137,6 +209,8 @@ enum ClickDetector {
         var extentMs: Double
         /// Onset of each burst after the first, relative to the first, ms.
         var onsetGapsMs: [Double]
+        /// From the first burst's onset to its last sample above the threshold (before the next burst), ms.
+        var firstBurstExtentMs: Double
         var description: String { String(format: "%.3f s ×%d %.2f ms %@", time, bursts, extentMs, onsetGapsMs.description) }
     }
 
@@ -183,9 +257,11 @@ enum ClickDetector {
             guard let start = above.first, let end = above.last else { continue }
             var onsets = [start]
             for (a, b) in zip(above, above.dropFirst()) where Double(b - a) / sampleRate > 0.002 { onsets.append(b) }
+            let firstBurstEnd = onsets.count > 1 ? (above.last { $0 < onsets[1] } ?? start) : end
             result.append(Click(time: Double(start) / sampleRate, bursts: onsets.count,
                                 extentMs: Double(end - start) / sampleRate * 1000,
-                                onsetGapsMs: onsets.dropFirst().map { Double($0 - start) / sampleRate * 1000 }))
+                                onsetGapsMs: onsets.dropFirst().map { Double($0 - start) / sampleRate * 1000 },
+                                firstBurstExtentMs: Double(firstBurstEnd - start) / sampleRate * 1000))
         }
         return result
     }
@@ -211,4 +287,12 @@ enum ClickDetector {
             return levels.isEmpty ? 0 : levels.reduce(0, +) / Double(levels.count)
         }
     }
+}
+
+/// The middle value of `values` (the mean of the two middle ones for an even count); nil when empty.
+private func median(_ values: [Double]) -> Double? {
+    guard !values.isEmpty else { return nil }
+    let sorted = values.sorted()
+    let mid = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }

@@ -84,6 +84,8 @@ public actor Player {
     private var reconnectingAudio = false
     /// Audio sinks follow the pipeline's (shared) clock: set by `adoptClock`, reapplied to a replacement sink.
     private var audioFollowsSharedClock = false
+    /// The follower of the current PulseAudio sink while coordinated (replaced with the sink).
+    private var audioClockFollower: AudioClockFollower?
     /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
     /// (LanguageSelection.swift).
     var streamCollection: [BusMessage.StreamInfo] = []
@@ -394,14 +396,29 @@ public actor Player {
         audioFollowsSharedClock = true
         if let audio = try? pipeline.get("audio-sink", as: Element.self) {
             let sink = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse")
-            if let sink {
-                // Follow the shared clock by skew correction. (slave-method=resample together with start-time
-                // NONE and an explicit base time froze pulsesink pipelines after ~2 s in our tests.)
-                try? sink.set("provide-clock", false)
-                try? sink.set("slave-method", fromString: "skew")
-            }
+            if let sink { followSharedClock(sink) }
         }
     }
+
+    /// Makes `pulseSink` follow the shared clock through an `AudioClockFollower` (custom slaving; see there why
+    /// not pulsesink's own skew slaving). The alternative, slave-method=resample, together with start-time NONE
+    /// and an explicit base time froze pulsesink pipelines after ~2 s in our tests.
+    private func followSharedClock(_ pulseSink: Element) {
+        try? pulseSink.set("provide-clock", false)
+        let follower = AudioClockFollower()
+        do {
+            try pulseSink.setCustomAudioSlaving { follower.observe($0) }
+            audioClockFollower = follower
+        } catch {
+            // Not an audio base sink (cannot happen with pulsesink): fall back to the sink's own skew slaving.
+            try? pulseSink.set("slave-method", fromString: "skew")
+            audioClockFollower = nil
+        }
+    }
+
+    /// How the current audio sink's playout follows the shared clock (corrections made, last skew), or nil when
+    /// the view is not coordinated or has no PulseAudio output.
+    public var audioClockStatistics: AudioClockFollower.Statistics? { audioClockFollower?.statistics }
 
     /// Local timing while detached from the group (a suspension): the pipeline picks its own base time again at
     /// each PLAYING and after each flushing seek, so local seeks and rate changes play at normal speed. (With
@@ -780,8 +797,7 @@ public actor Player {
                 })
             }
             if audioFollowsSharedClock, let pulseSink = sink.asBin()?.child(named: "pulse") {
-                try? pulseSink.set("provide-clock", false)
-                try? pulseSink.set("slave-method", fromString: "skew")
+                followSharedClock(pulseSink)
             }
             try await changeState(to: .paused, timeout: .seconds(20))
             try await flushingSeek(to: position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))

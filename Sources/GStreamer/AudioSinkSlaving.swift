@@ -1,0 +1,54 @@
+import CGStreamer
+
+/// What an audio sink that follows a foreign clock (`slave-method=custom`) reports on each rendered buffer.
+public enum AudioSlavingObservation: Sendable, Equatable {
+    /// How far the sink's playout is off the pipeline clock since its last calibration, in ns: internal (audio
+    /// device) time minus external (pipeline clock) time. Positive: the device plays ahead of the clock.
+    case skew(nanoseconds: Int64)
+    /// The sink recalibrated (start of playback, flush, alignment resync, device reset): earlier skews no longer
+    /// apply.
+    case discontinuity
+}
+
+extension Element {
+    /// Makes this audio sink (a `GstAudioBaseSink`, e.g. pulsesink) follow the pipeline clock by a caller-chosen
+    /// rule: `slave-method=custom`, and `decide` is called on the sink's streaming thread for every buffer it
+    /// renders. `decide` returns by how many ns to move the playout pointer (the skew it wants removed, same sign
+    /// as `.skew`), or 0 to leave it. The sink owns `decide` from then on and releases it when it is disposed or
+    /// the callback is replaced. Throws when the element is not an audio base sink.
+    public func setCustomAudioSlaving(_ decide: @escaping @Sendable (AudioSlavingObservation) -> Int64) throws {
+        let instance = UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self)
+        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else {
+            throw GStreamerError.notAnAudioSink(name)
+        }
+        try set("slave-method", fromString: "custom")
+        let box = Unmanaged.passRetained(AudioSlavingHandler(decide)).toOpaque()
+        gst_audio_base_sink_set_custom_slaving_callback(
+            UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstAudioBaseSink.self),
+            AudioSlavingHandler.trampoline, box, AudioSlavingHandler.destroy)
+    }
+}
+
+/// The Swift closure behind one sink's custom slaving callback (retained by the sink through its user data).
+final class AudioSlavingHandler: Sendable {
+    let decide: @Sendable (AudioSlavingObservation) -> Int64
+    init(_ decide: @escaping @Sendable (AudioSlavingObservation) -> Int64) { self.decide = decide }
+
+    static let trampoline: GstAudioBaseSinkCustomSlavingCallback = { _, etime, itime, requestedSkew, reason, userData in
+        guard let userData else { return }
+        let handler = Unmanaged<AudioSlavingHandler>.fromOpaque(userData).takeUnretainedValue()
+        // On a discontinuity the times are NONE and there is nothing to write the answer to.
+        guard reason == GST_AUDIO_BASE_SINK_DISCONT_REASON_NO_DISCONT, let requestedSkew,
+              etime != ClockTime.noneRawValue, itime != ClockTime.noneRawValue else {
+            _ = handler.decide(.discontinuity)
+            return
+        }
+        let skew = Int64(bitPattern: UInt64(itime)) - Int64(bitPattern: UInt64(etime))
+        requestedSkew.pointee = GstClockTimeDiff(handler.decide(.skew(nanoseconds: skew)))
+    }
+
+    static let destroy: GDestroyNotify = { userData in
+        guard let userData else { return }
+        Unmanaged<AudioSlavingHandler>.fromOpaque(userData).release()
+    }
+}
