@@ -86,6 +86,11 @@ public actor Player {
     private var audioFollowsSharedClock = false
     /// The follower of the current PulseAudio sink while coordinated (replaced with the sink).
     private var audioClockFollower: AudioClockFollower?
+    /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
+    /// `primeAudioStream`).
+    private var audioStreamNeedsPriming = false
+    /// Holds the video sink's input while the audio stream is primed.
+    private var primingVideoHold: PadProbe?
     /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
     /// (LanguageSelection.swift).
     var streamCollection: [BusMessage.StreamInfo] = []
@@ -332,10 +337,13 @@ public actor Player {
     }
 
     /// The view's own PulseAudio stream. pulsesink names its stream after the title tag ("Playback Stream" without
-    /// one), so a taginject in front gives every view's stream the view's name in pactl/pavucontrol.
+    /// one), so a taginject in front gives every view's stream the view's name in pactl/pavucontrol. The `volume`
+    /// element (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`)
+    /// without touching the stream's volume or mute on the server, which the routing layer and PulseAudio's
+    /// role-cork module own.
     static func makePulseSink(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
         let view = configuration.view
-        let bin = try Bin.parse("taginject name=name ! pulsesink name=pulse")
+        let bin = try Bin.parse("taginject name=name ! volume name=primer ! pulsesink name=pulse")
         guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
             throw GStreamerError.missingElement(factory: "pulsesink")
         }
@@ -409,6 +417,7 @@ public actor Player {
         do {
             try pulseSink.setCustomAudioSlaving { follower.observe($0) }
             audioClockFollower = follower
+            audioStreamNeedsPriming = true
         } catch {
             // Not an audio base sink (cannot happen with pulsesink): fall back to the sink's own skew slaving.
             try? pulseSink.set("slave-method", fromString: "skew")
@@ -456,6 +465,7 @@ public actor Player {
         if currentState != .paused || targetState != .paused {
             try await changeState(to: .paused, timeout: timeout)
         }
+        if audioStreamNeedsPriming { try await primeAudioStream(timeout: timeout) }
         var target = time
         if let duration, target >= duration { target = duration - .milliseconds(40) }
         rate = newRate
@@ -467,6 +477,42 @@ public actor Player {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+
+    /// Plays a paused pipeline whose PulseAudio stream has never played for a moment, silent and with its video
+    /// held back, then pauses it again (the caller's flushing seek follows).
+    ///
+    /// Why: a stream's first coordinated start was heard anywhere from 0 to 106 ms off the clock (the by-ear
+    /// test, 6 of 9 runs more than 2 ms off), while every start after the stream had once played landed within
+    /// 1 ms — PulseAudio renegotiates the sink's latency when a new stream first plays, and neither the sink's
+    /// clock nor `AudioClockFollower` can see where that leaves the stream's samples. Costs ~0.25 s once per
+    /// stream (first start, late join, a sink replaced after PulseAudio came back), while the view waits anyway.
+    /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
+    /// alike in the by-ear test.
+    static let audioPrimingDuration: Duration = .milliseconds(200)
+    private func primeAudioStream(timeout: Duration) async throws {
+        audioStreamNeedsPriming = false
+        guard let clock = coordinationClock, let audio = try? pipeline.get("audio-sink", as: Element.self),
+              let pulse = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse") else { return }
+        // Silent samples, not a muted stream: a mute round trip on the server broke module-role-cork's corking
+        // (the audioSessionInterrupted suspension) in our tests, and a volume round trip lost the volume.
+        let silencer = audio.asBin()?.child(named: "primer")
+        try? silencer?.set("mute", true)
+        // The video sink's input is blocked while priming (not dropped: the decoder would race ahead unsynced),
+        // so the grid keeps showing the prepared frame.
+        let video = try? pipeline.get("video-sink", as: Element.self)
+        primingVideoHold = (try? video?.staticPad("sink"))?.addProbe([.buffer, .blocking]) { _ in .ok }
+        defer {
+            primingVideoHold = nil   // releasing the token removes the probe
+            try? silencer?.set("mute", false)
+        }
+        pipeline.baseTime = clock.time - (pipeline.queryLatency()?.minimum ?? .zero)
+        try await changeState(to: .playing, timeout: timeout)
+        try await Task.sleep(for: Player.audioPrimingDuration)
+        // Let frames through again before pausing: the video sink must preroll one to reach PAUSED (the
+        // caller's flushing seek replaces it at once).
+        primingVideoHold = nil
+        try await changeState(to: .paused, timeout: timeout)
     }
 
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared

@@ -1,0 +1,79 @@
+import GStreamer
+import Multiview
+import XCTest
+
+/// The rule that keeps a coordinated view's audio on the shared clock (pure logic: skews in, corrections out).
+/// The real sink side is covered by GStreamerTests.AudioSinkSlavingTests and the by-ear test in CoordinationTests.
+final class AudioClockFollowerTests: XCTestCase {
+    private let ms: Int64 = 1_000_000
+
+    /// A follower past its warm-up (the first observations after a start are ignored).
+    private func warmedUp(_ settings: AudioClockFollower.Settings = AudioClockFollower.Settings()) -> AudioClockFollower {
+        let follower = AudioClockFollower(settings: settings)
+        XCTAssertEqual(feed(follower, Array(repeating: 40 * ms, count: settings.warmUpObservations)), [],
+                       "warm-up observations are not used")
+        return follower
+    }
+
+    /// Feeds `skews` and returns the corrections asked for, in order (zeros left out).
+    private func feed(_ follower: AudioClockFollower, _ skews: [Int64]) -> [Int64] {
+        skews.map { follower.observe(.skew(nanoseconds: $0)) }.filter { $0 != 0 }
+    }
+
+    func testAStartUpSkewIsRemovedAtOnceAfterOneSettlingWindow() {
+        let follower = warmedUp()
+        let corrections = feed(follower, Array(repeating: 23 * ms, count: 7))
+        XCTAssertEqual(corrections, [], "no decision before a full window")
+        XCTAssertEqual(follower.observe(.skew(nanoseconds: 23 * ms)), 23 * ms, "the whole skew, in one move")
+        // After the move the sink reports the remainder; a small one is left alone.
+        XCTAssertEqual(feed(follower, Array(repeating: ms / 5, count: 16)), [], "0.2 ms is left alone")
+        XCTAssertEqual(follower.statistics.corrections, 1)
+        XCTAssertEqual(follower.statistics.lastCorrectionNs, 23 * ms)
+        XCTAssertEqual(follower.statistics.lastMedianSkewNs, ms / 5)
+    }
+
+    func testNegativeSkewsAreCorrectedWithTheirSign() {
+        let follower = warmedUp()
+        XCTAssertEqual(feed(follower, Array(repeating: -3 * ms, count: 8)), [-3 * ms])
+    }
+
+    func testOneJumpInTheTimingReportsDoesNotMoveThePlayout() {
+        let follower = warmedUp()
+        // PulseAudio's timing reports jump now and then; the median of a window ignores a single outlier.
+        var window = Array(repeating: ms / 10, count: 7)
+        window.insert(30 * ms, at: 3)
+        XCTAssertEqual(feed(follower, window), [])
+    }
+
+    func testOnceSettledOnlyLargerSkewsOverLongerWindowsAreCorrected() {
+        let settings = AudioClockFollower.Settings()
+        let follower = warmedUp(settings)
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.settlingObservations - settings.warmUpObservations)), [])
+        // Settled: 0.3 ms (would be corrected while settling) is left alone...
+        XCTAssertEqual(feed(follower, Array(repeating: 3 * ms / 10, count: settings.steadyWindow * 2)), [])
+        // ...1 ms is corrected once per long window, not per short one.
+        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.steadyWindow)), [ms])
+        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.steadyWindow - 1)), [])
+    }
+
+    func testADiscontinuityStartsSettlingAgainWithAnEmptyWindow() {
+        let settings = AudioClockFollower.Settings()
+        let follower = warmedUp(settings)
+        _ = feed(follower, Array(repeating: 0, count: settings.settlingObservations + 5))
+        // Half a window of an old timeline, then a resync (a seek): those skews must not count.
+        _ = feed(follower, Array(repeating: 9 * ms, count: 4))
+        XCTAssertEqual(follower.observe(.discontinuity), 0)
+        XCTAssertEqual(feed(follower, Array(repeating: 7 * ms, count: settings.warmUpObservations)), [], "warm-up again")
+        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.settlingWindow)), [ms],
+                       "settling again: short window, 0.5 ms threshold, only the new timeline's skews")
+        XCTAssertEqual(follower.statistics.discontinuities, 1)
+    }
+
+    func testImpossibleSkewsAreIgnoredNotCorrected() {
+        let follower = warmedUp()
+        // Against a zero calibration the sink reports the whole clock time as skew: never a correction.
+        XCTAssertEqual(feed(follower, Array(repeating: -100_000 * 1_000 * ms, count: 20)), [])
+        XCTAssertEqual(follower.statistics.implausibleSkews, 20)
+        XCTAssertEqual(follower.statistics.corrections, 0)
+    }
+}
