@@ -267,12 +267,18 @@ enum ClickDetector {
             let local = envelope[(first - edge)...(last + edge)]
             let threshold = 0.3 * (local.max() ?? 0)
             let above = local.indices.filter { envelope[$0] > threshold }
-            guard let start = above.first, let end = above.last else { continue }
-            var onsets = [start]
-            for (a, b) in zip(above, above.dropFirst()) where Double(b - a) / sampleRate > 0.002 { onsets.append(b) }
-            result.append(Click(time: Double(start) / sampleRate, bursts: onsets.count,
+            // Runs of loud samples (gaps up to 2 ms inside one). A run shorter than 2.5 ms is not a 5 ms click
+            // but a tick: the jump heard when a sink moves its playout pointer (AudioClockFollower); left out.
+            var runs: [(start: Int, end: Int)] = []
+            for i in above {
+                if let last = runs.last, Double(i - last.end) / sampleRate <= 0.002 { runs[runs.count - 1].end = i }
+                else { runs.append((i, i)) }
+            }
+            let bursts = runs.filter { Double($0.end - $0.start) / sampleRate >= 0.0025 }
+            guard let start = bursts.first?.start, let end = bursts.last?.end else { continue }
+            result.append(Click(time: Double(start) / sampleRate, bursts: bursts.count,
                                 extentMs: Double(end - start) / sampleRate * 1000,
-                                onsetGapsMs: onsets.dropFirst().map { Double($0 - start) / sampleRate * 1000 }))
+                                onsetGapsMs: bursts.dropFirst().map { Double($0.start - start) / sampleRate * 1000 }))
         }
         return result
     }
