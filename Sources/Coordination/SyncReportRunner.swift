@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GStreamer
 import Multiview
 import SyncAnalysis
@@ -118,6 +119,7 @@ public final class SyncReportRunner: Sendable {
         var players: [Player] = []
         var coordinations: [PlayerCoordination] = []
         var failures: [PlayerError] = []
+        let sources = SourceElements()
 
         func addView(_ number: Int) async throws -> (Player, PlayerCoordination?) {
             let source = MediaSource(files[(number - 1) % files.count])
@@ -133,6 +135,7 @@ public final class SyncReportRunner: Sendable {
                 // The baseline still records on the same clock, so both runs are measured alike.
                 player.pipeline.useClock(clock)
             }
+            sources.watch(player)
             try await player.load(source)
             try recorder.attach(player, item: item)
             players.append(player)
@@ -161,7 +164,7 @@ public final class SyncReportRunner: Sendable {
             do {
                 // A late joiner is appended to `players`/`coordinations`: the next actions see it.
                 try await perform(action, players: players, coordinations: coordinations, recorder: recorder,
-                                  addView: { try await addView(players.count + 1) })
+                                  sources: sources, addView: { try await addView(players.count + 1) })
             } catch let error as PlayerError {
                 failures.append(error)
                 log("\(error)")
@@ -180,7 +183,7 @@ public final class SyncReportRunner: Sendable {
     }
 
     private func perform(_ action: SyncScriptAction, players: [Player], coordinations: [PlayerCoordination],
-                         recorder: SyncRecorder,
+                         recorder: SyncRecorder, sources: SourceElements,
                          addView: () async throws -> (Player, PlayerCoordination?)) async throws {
         let lead = players[0]
         switch action {
@@ -207,25 +210,21 @@ public final class SyncReportRunner: Sendable {
                 try await player.seek(to: await lead.position ?? .zero)
                 try await player.play()
             }
-        case .suspend(let n), .stall(let n):
+        case .stall(let n):
+            guard n >= 1, n <= players.count else { return }
+            try await starve(view: n, player: players[n - 1], coordination: coordinated ? coordinations[n - 1] : nil,
+                             recorder: recorder, sources: sources)
+        case .suspend(let n):
             guard n >= 1, n <= players.count else { return }
             let player = players[n - 1]
-            let reason: SuspensionReason = { if case .stall = action { return .stallRecovery } else { return .userIsChangingCurrentTime } }()
-            let suspension = coordinated ? await coordinations[n - 1].coordinator.beginSuspension(for: reason) : nil
+            let suspension = coordinated
+                ? await coordinations[n - 1].coordinator.beginSuspension(for: .userIsChangingCurrentTime) : nil
             recorder.setItem("suspended-\(n)", view: n)
             defer { recorder.setItem(SyncReportRunner.item, view: n) }
-            if case .stall = action {
-                // Starve the view: block its video sink's input for one second, then release it.
-                let sink = try player.pipeline.get("video-sink", as: Element.self)
-                let probe = try sink.staticPad("sink").addProbe([.buffer, .blocking]) { _ in .ok }
-                try await Task.sleep(for: .seconds(1))
-                withExtendedLifetime(probe) {}
-            } else {
-                // Scrub away locally, hold a moment, then come back.
-                let here = await player.position ?? .zero
-                try await player.seekLocally(to: .seconds(max(0, here.seconds - 3)))
-                try await Task.sleep(for: .milliseconds(800))
-            }
+            // Scrub away locally, hold a moment, then come back.
+            let here = await player.position ?? .zero
+            try await player.seekLocally(to: .seconds(max(0, here.seconds - 3)))
+            try await Task.sleep(for: .milliseconds(800))
             if let suspension {
                 try await suspension.end()
             } else {
@@ -234,6 +233,63 @@ public final class SyncReportRunner: Sendable {
             }
         }
     }
+
+    /// Starves view `n`'s source: its source element's output is held for 2.5 s. Nothing is suspended by hand:
+    /// the view's video stops, the player reports a stall, its coordinator suspends it (`stallRecovery`) and
+    /// rejoins the group when data flows again. Uncoordinated, the view just carries on from where it was.
+    private func starve(view n: Int, player: Player, coordination: PlayerCoordination?,
+                        recorder: SyncRecorder, sources: SourceElements) async throws {
+        guard let source = sources.element(for: player), let pad = try? source.staticPad("src") else {
+            log("stall \(n): the view's source element has no src pad to hold; skipped")
+            return
+        }
+        recorder.setItem("suspended-\(n)", view: n)
+        defer { recorder.setItem(SyncReportRunner.item, view: n) }
+        var sawStall = false
+        var hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
+        let release = ContinuousClock.now + .milliseconds(2500)
+        while ContinuousClock.now < release {
+            if let coordination, await coordination.coordinator.suspensionReasons.contains(.stallRecovery) { sawStall = true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        hold = nil
+        withExtendedLifetime(hold) {}
+        guard let coordination else { return }
+        if !sawStall { log("stall \(n): the view was not suspended for stallRecovery") }
+        // Wait (at most 10 s) for the automatic suspension to end and the view to play with the group again.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, await coordination.coordinator.suspensionReasons.contains(.stallRecovery) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        _ = await eventuallyPlaying(player, within: .seconds(5))
+    }
+
+    private func eventuallyPlaying(_ player: Player, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let status = await player.currentStatus
+            if status.state == .playing && status.waitingToPlay == nil { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}
+
+/// The source element of each view's playbin3 (from its "source-setup" signal), so a script can starve it.
+/// The signal comes on a streaming thread; one `Mutex`.
+final class SourceElements: Sendable {
+    private let state = Mutex<(elements: [ObjectIdentifier: Element], connections: [SignalConnection])>(([:], []))
+
+    func watch(_ player: Player) {
+        let key = ObjectIdentifier(player)
+        let connection = try? player.pipeline.connect("source-setup") { [weak self] args in
+            guard let element = args.element(at: 1) else { return }
+            self?.state.withLock { $0.elements[key] = element }
+        }
+        if let connection { state.withLock { $0.connections.append(connection) } }
+    }
+
+    func element(for player: Player) -> Element? { state.withLock { $0.elements[ObjectIdentifier(player)] } }
 }
 
 /// How long one view alone takes from a seek command (flushing, accurate, while playing) to its first frame

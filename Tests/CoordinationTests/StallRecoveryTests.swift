@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -152,4 +153,57 @@ final class StallRecoveryTests: XCTestCase {
         }
         await set.tearDown()
     }
+
+    /// A stall without any buffering message: a local file whose source stops delivering (held at its source
+    /// element's output, as a hung disk or pipe would). The player sees its video stop while playing, reports
+    /// buffering, the coordinator suspends it (`stallRecovery`), and it rejoins aligned when data flows again.
+    func testAViewWhoseLocalSourceStopsDeliveringSuspendsItselfAndRejoinsAligned() async throws {
+        let set = CoordinatedViews(medium: PlaybackCoordinationMedium())
+        try await set.add(Media.angles[0], number: 1, item: "event")
+        let starved = try await set.add(Media.angles[3], number: 2, item: "event")
+        let source = SourceBox()
+        let setup = try starved.player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
+        // The source is made at load; reload so the handler sees it.
+        try await starved.player.load(MediaSource(Media.angles[3]))
+        let events = await starved.coordinator.eventLog(clock: set.clock)
+        let othersLog = await set.players[0].eventLog(clock: set.clock)
+        try await set.playAll()
+        let rendering = await set.waitRendering(since: 0, count: 10)
+        check(rendering, "\(await set.statuses())")
+        try await Task.sleep(for: .milliseconds(500))
+
+        let pad = try XCTUnwrap(source.element, "no source element was set up").staticPad("src")
+        let holdNs = set.nowNs
+        var hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
+        let began = await eventually(timeout: .seconds(4)) { events.values.contains(.suspensionBegan(.stallRecovery)) }
+        XCTAssertTrue(began, "no automatic stallRecovery suspension: \(events.values)")
+        let statusWhileStarved = await starved.player.currentStatus
+        XCTAssertEqual(statusWhileStarved.state, .buffering)
+        let othersPlaying = await set.allPlaying([0])
+        XCTAssertTrue(othersPlaying, "the other view stopped with it")
+        try await Task.sleep(for: .milliseconds(500))
+
+        hold = nil
+        withExtendedLifetime(hold) {}
+        let releasedNs = set.nowNs
+        let ended = await eventually(timeout: .seconds(10)) { events.values.contains(.suspensionEnded(.stallRecovery)) }
+        XCTAssertTrue(ended, "the suspension did not end when data flowed again: \(events.values)")
+        let back = await eventually { await set.allPlaying() }
+        check(back, "\(await set.statuses())")
+        try await Task.sleep(for: .seconds(1.2))
+        assertAligned(set, since: set.nowNs - 800_000_000, minFrames: 15, "after the starved view rejoined")
+        // The other view never paused or waited.
+        let statuses = othersLog.statuses(since: holdNs)
+        XCTAssertFalse(statuses.contains { $0.state != .playing || $0.waitingToPlay != nil }, "view 1: \(statuses)")
+        XCTAssertGreaterThan(set.frames(since: holdNs, views: [1], until: releasedNs).count, 30, "view 1 kept rendering")
+        withExtendedLifetime(setup) {}
+        await set.tearDown()
+    }
+}
+
+/// The source element playbin3 hands to "source-setup" (a streaming thread) for the test to hold.
+private final class SourceBox: Sendable {
+    private let state = Mutex<Element?>(nil)
+    func set(_ element: Element?) { state.withLock { $0 = element } }
+    var element: Element? { state.withLock { $0 } }
 }

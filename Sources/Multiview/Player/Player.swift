@@ -62,6 +62,11 @@ public actor Player {
     private var targetState: ElementState = .null
     private var currentState: ElementState = .null
     private var bufferingPercent = 100
+    /// Video has stopped reaching the sink while playing (the source is starved: a stalled disk or pipe, a
+    /// source that hangs without a buffering message); shown as buffering, like a network stall.
+    private var videoStarved = false
+    private let videoFlow = VideoFlow()
+    private var videoFlowWatch: Task<Void, Never>?
     private var seekInFlight = false
     private var missingPlugins: [String] = []
     private var status = PlayerStatus(state: .stopped, waitingToPlay: nil)
@@ -175,6 +180,13 @@ public actor Player {
                 })
             }
         }
+        let flow = videoFlow
+        if let sink = try? playbin.get("video-sink", as: Element.self), let pad = try? sink.staticPad("sink") {
+            probes.append(pad.addProbe(.buffer) { info in
+                flow.arrived(frameDuration: info.duration)
+                return .ok
+            })
+        }
         self.sinkProbes = probes
         self.bus = playbin.bus()
         let granted = realtimeGranted
@@ -190,6 +202,7 @@ public actor Player {
 
     deinit {
         audioReconnect?.cancel()
+        videoFlowWatch?.cancel()
         for (_, c) in subscribers { c.finish() }
         for (_, w) in asyncDoneWaiters { w.resume(throwing: CancellationError()) }
     }
@@ -531,6 +544,7 @@ public actor Player {
         pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
         targetState = .playing
+        rearmVideoFlowWatch()
         // Still waiting until the instant itself: the pipeline is PLAYING at once, but nothing is shown before
         // `clockTime`, and a status saying "playing" earlier would be a lie a script could act on.
         coordinatedWaiting = true
@@ -562,6 +576,48 @@ public actor Player {
         updateStatus()
     }
 
+    // MARK: Starved video
+
+    /// How long video may stop reaching the sink while playing before the view counts as stalled (at least four
+    /// frame durations, for slow-frame-rate media).
+    static let videoStarvationLimit: Duration = .milliseconds(500)
+
+    /// Watches video arrivals from now on: nothing counts until the first frame after this call arrives (a
+    /// seek's preroll, audio-only media and the wait for a coordinated start are not starvation).
+    private func rearmVideoFlowWatch() {
+        videoFlow.rearm()
+        if videoStarved {
+            videoStarved = false
+            updateStatus()
+        }
+        guard videoFlowWatch == nil else { return }
+        videoFlowWatch = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                guard let self else { return }
+                await self.checkVideoFlow()
+            }
+        }
+    }
+
+    /// Called every 100 ms: marks the view starved (status buffering, so a coordinator suspends it with
+    /// `stallRecovery`) when no frame has arrived for the limit while playing, and unmarks it when frames come
+    /// again (in whatever state: a suspended view may have been paused meanwhile).
+    private func checkVideoFlow() {
+        guard let silence = videoFlow.sinceLastArrival else { return }
+        let limit = max(Player.videoStarvationLimit, videoFlow.frameDuration * 4)
+        if videoStarved {
+            if silence < limit {
+                videoStarved = false
+                updateStatus()
+            }
+        } else if silence > limit, targetState == .playing, currentState == .playing, !seekInFlight, !reachedEnd,
+                  !coordinatedWaiting, failure == nil {
+            videoStarved = true
+            updateStatus()
+        }
+    }
+
     // MARK: Internals
 
     private func checkNotFailed() throws {
@@ -576,6 +632,7 @@ public actor Player {
         seekInFlight = true
         reachedEnd = false
         renderedMediaTime.reset()
+        rearmVideoFlowWatch()
         updateStatus()
         defer {
             seekInFlight = false
@@ -689,8 +746,8 @@ public actor Player {
         } else if coordinatedWaiting {
             next = PlayerStatus(state: currentState == .playing ? .playing : .paused,
                                 waitingToPlay: .waitingForCoordinatedPlayback)
-        } else if targetState == .playing && bufferingPercent < 100 {
-            next = PlayerStatus(state: .buffering, waitingToPlay: .buffering(percent: bufferingPercent))
+        } else if targetState == .playing && (bufferingPercent < 100 || videoStarved) {
+            next = PlayerStatus(state: .buffering, waitingToPlay: .buffering(percent: videoStarved ? 0 : bufferingPercent))
         } else if currentState == .playing && !seekInFlight {
             next = PlayerStatus(state: .playing, waitingToPlay: nil)
         } else if targetState == .playing {
@@ -731,6 +788,8 @@ public actor Player {
             reachedEnd = true
             publish(.endOfStream)
         case .stateChanged(let source, _, let new, _) where source.isPipeline:
+            // Frames before this PLAYING (a pause, a buffering hold) say nothing about starvation now.
+            if new == .playing && currentState != .playing { rearmVideoFlowWatch() }
             currentState = new
             updateStatus()
         case .asyncDone(let source, _) where source.isPipeline:
@@ -885,6 +944,32 @@ public actor Player {
 }
 
 /// The latest media time seen by a view's sinks. Pad probes write it on streaming threads; the Mutex owns it.
+/// When video last reached the view's sink, and how long its frames last. Written by the sink pad's streaming
+/// thread, read by the `Player` actor; one `Mutex`.
+final class VideoFlow: Sendable {
+    private struct State {
+        var lastArrival: ContinuousClock.Instant?
+        var frameDuration: Duration = .milliseconds(40)
+    }
+    private let state = Mutex(State())
+
+    func arrived(frameDuration: ClockTime?) {
+        let now = ContinuousClock.now
+        state.withLock {
+            $0.lastArrival = now
+            if let frameDuration, frameDuration.nanoseconds > 0 {
+                $0.frameDuration = .nanoseconds(Int64(frameDuration.nanoseconds))
+            }
+        }
+    }
+
+    /// Forgets the last arrival: `sinceLastArrival` is nil until the next frame.
+    func rearm() { state.withLock { $0.lastArrival = nil } }
+
+    var sinceLastArrival: Duration? { state.withLock { $0.lastArrival.map { ContinuousClock.now - $0 } } }
+    var frameDuration: Duration { state.withLock { $0.frameDuration } }
+}
+
 final class RenderedMediaTime: Sendable {
     private let value = Mutex<ClockTime?>(nil)
     func record(_ time: ClockTime) { value.withLock { if $0 == nil || $0! < time { $0 = time } } }
