@@ -34,7 +34,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let clock: Clock
     /// How far in the future a coordinated start is placed once everyone is ready: enough for the PLAYING
     /// state change to reach every sink before the instant.
-    public var startMargin: Duration = .milliseconds(6)
+    public var startMargin: Duration = .milliseconds(4)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
@@ -244,7 +244,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         if target.isPlaying {
             // The start instant must leave every pipeline time to reach PLAYING first: at least `startMargin`,
             // more when the last fan-out of start commands took longer (a loaded machine).
-            let margin = max(startMargin, lastStartFanout * 2 + .milliseconds(2))
+            let margin = max(startMargin, lastStartFanout * 3 / 2 + .milliseconds(1))
             let start = clock.time + ClockTime(margin)
             lastBarrierTiming = BarrierTiming(generation: generation,
                                               slowestPrepare: results.compactMap(\.1).max() ?? .zero,

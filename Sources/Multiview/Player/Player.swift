@@ -94,6 +94,8 @@ public actor Player {
     /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
     /// `primeAudioStream`).
     private var audioStreamNeedsPriming = false
+    /// The pipeline latency measured at the end of `prepareCoordinated`, used by the next `startCoordinated`.
+    private var preparedLatency: ClockTime?
     /// Holds the video sink's input while the audio stream is primed.
     private var primingVideoHold: PadProbe?
     /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
@@ -490,6 +492,9 @@ public actor Player {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+        // Asked now, while the group waits for the slowest view anyway, so that the start itself is as short as
+        // possible (every view's start must land before the instant; see the medium's start margin).
+        preparedLatency = pipeline.queryLatency()?.minimum ?? .zero
     }
 
     /// Plays a paused pipeline whose PulseAudio stream has never played for a moment, silent and with its video
@@ -540,7 +545,8 @@ public actor Player {
         // The pipeline only hands its clock to elements at PAUSED→PLAYING, so ask the adopted clock itself.
         let clock = coordinationClock ?? pipeline.clock
         if let now = clock?.time, now >= clockTime { return false }
-        let latency = pipeline.queryLatency()?.minimum ?? .zero
+        let latency = preparedLatency ?? pipeline.queryLatency()?.minimum ?? .zero
+        preparedLatency = nil
         pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
         targetState = .playing
