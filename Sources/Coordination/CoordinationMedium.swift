@@ -34,7 +34,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let clock: Clock
     /// How far in the future a coordinated start is placed once everyone is ready: enough for the PLAYING
     /// state change to reach every sink before the instant.
-    public var startMargin: Duration = .milliseconds(4)
+    public var startMargin: Duration = .milliseconds(6)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
