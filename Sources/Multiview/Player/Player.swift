@@ -174,20 +174,16 @@ public actor Player {
         self.externalValve = externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
+        let flow = videoFlow
         for property in ["video-sink", "audio-sink"] {
             if let sink = try? playbin.get(property, as: Element.self), let pad = try? sink.staticPad("sink") {
+                let isVideo = property == "video-sink"
                 probes.append(pad.addProbe(.buffer) { info in
                     if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
+                    if isVideo { flow.arrived(frameDuration: info.duration) }
                     return .ok
                 })
             }
-        }
-        let flow = videoFlow
-        if let sink = try? playbin.get("video-sink", as: Element.self), let pad = try? sink.staticPad("sink") {
-            probes.append(pad.addProbe(.buffer) { info in
-                flow.arrived(frameDuration: info.duration)
-                return .ok
-            })
         }
         self.sinkProbes = probes
         self.bus = playbin.bus()
@@ -417,10 +413,15 @@ public actor Player {
         pipeline.useClock(clock)
         pipeline.startTime = nil
         audioFollowsSharedClock = true
-        if let audio = try? pipeline.get("audio-sink", as: Element.self) {
-            let sink = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse")
-            if let sink { followSharedClock(sink) }
-        }
+        if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
+    }
+
+    /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
+    /// nil without PulseAudio output.
+    private func currentPulseSink() -> (audio: Element, pulse: Element)? {
+        guard let audio = try? pipeline.get("audio-sink", as: Element.self),
+              let pulse = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse") else { return nil }
+        return (audio, pulse)
     }
 
     /// Makes `pulseSink` follow the shared clock through an `AudioClockFollower` (custom slaving; see there why
@@ -497,6 +498,10 @@ public actor Player {
         preparedLatency = pipeline.queryLatency()?.minimum ?? .zero
     }
 
+    /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
+    /// alike in the by-ear test.
+    static let audioPrimingDuration: Duration = .milliseconds(200)
+
     /// Plays a paused pipeline whose PulseAudio stream has never played for a moment, silent and with its video
     /// held back, then pauses it again (the caller's flushing seek follows).
     ///
@@ -505,13 +510,9 @@ public actor Player {
     /// 1 ms — PulseAudio renegotiates the sink's latency when a new stream first plays, and neither the sink's
     /// clock nor `AudioClockFollower` can see where that leaves the stream's samples. Costs ~0.25 s once per
     /// stream (first start, late join, a sink replaced after PulseAudio came back), while the view waits anyway.
-    /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
-    /// alike in the by-ear test.
-    static let audioPrimingDuration: Duration = .milliseconds(200)
     private func primeAudioStream(timeout: Duration) async throws {
         audioStreamNeedsPriming = false
-        guard let clock = coordinationClock, let audio = try? pipeline.get("audio-sink", as: Element.self),
-              let pulse = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse") else { return }
+        guard let clock = coordinationClock, let audio = currentPulseSink()?.audio else { return }
         // Silent samples, not a muted stream: a mute round trip on the server broke module-role-cork's corking
         // (the audioSessionInterrupted suspension) in our tests, and a volume round trip lost the volume.
         let silencer = audio.asBin()?.child(named: "primer")
@@ -907,7 +908,7 @@ public actor Player {
                     return .ok
                 })
             }
-            if audioFollowsSharedClock, let pulseSink = sink.asBin()?.child(named: "pulse") {
+            if audioFollowsSharedClock, let pulseSink = currentPulseSink()?.pulse {
                 followSharedClock(pulseSink)
             }
             try await changeState(to: .paused, timeout: .seconds(20))
