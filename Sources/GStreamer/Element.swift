@@ -163,6 +163,15 @@ public class Element: ObjectRef, @unchecked Sendable {
         else { return }
         gst_element_post_message(element, message)
     }
+
+    /// Posts a buffering message from this element, as a queue filling or draining would (tests use it to
+    /// replay buffering sequences exactly, e.g. a dip and its recovery posted back to back).
+    public func postBufferingMessage(percent: Int) {
+        guard let message = gst_message_new_buffering(
+            UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self), Int32(percent))
+        else { return }
+        gst_element_post_message(element, message)
+    }
 }
 
 /// An owned `GstBin`.

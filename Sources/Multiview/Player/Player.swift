@@ -62,6 +62,10 @@ public actor Player {
     private var targetState: ElementState = .null
     private var currentState: ElementState = .null
     private var bufferingPercent = 100
+    /// The pipeline was paused by a buffering message and must be resumed by the one that reaches 100 %.
+    /// A flag, not `currentState == .paused`: the 100 % message can arrive before the PAUSED state change is
+    /// read from the bus, and a view then stayed paused for good (seen under load in BadInputTests).
+    private var heldForBuffering = false
     /// Video has stopped reaching the sink while playing (the source is starved: a stalled disk or pipe, a
     /// source that hangs without a buffering message); shown as buffering, like a network stall.
     private var videoStarved = false
@@ -551,6 +555,7 @@ public actor Player {
         pipeline.startTime = nil
         pipeline.baseTime = clockTime - latency
         targetState = .playing
+        heldForBuffering = false
         rearmVideoFlowWatch()
         // Still waiting until the instant itself: the pipeline is PLAYING at once, but nothing is shown before
         // `clockTime`, and a status saying "playing" earlier would be a lie a script could act on.
@@ -656,6 +661,7 @@ public actor Player {
 
     private func changeState(to state: ElementState, timeout: Duration) async throws {
         targetState = state
+        heldForBuffering = false
         updateStatus()
         let result: StateChangeResult
         do {
@@ -807,8 +813,14 @@ public actor Player {
             bufferingPercent = percent
             // Standard network buffering: hold in PAUSED until the queue is full, then carry on.
             if targetState == .playing {
-                if percent < 100 && currentState == .playing { _ = try? pipeline.setState(.paused) }
-                if percent >= 100 && currentState == .paused { _ = try? pipeline.setState(.playing) }
+                if percent < 100 && currentState == .playing && !heldForBuffering {
+                    heldForBuffering = true
+                    _ = try? pipeline.setState(.paused)
+                }
+                if percent >= 100 && (heldForBuffering || currentState == .paused) {
+                    heldForBuffering = false
+                    _ = try? pipeline.setState(.playing)
+                }
             }
             updateStatus()
         case .clockLost:
