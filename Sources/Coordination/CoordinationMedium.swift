@@ -32,9 +32,10 @@ public protocol CoordinationMedium: Actor {
 public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let name: String
     public nonisolated let clock: Clock
-    /// How far in the future a coordinated start is placed once everyone is ready: enough for the PLAYING
-    /// state change to reach every sink before the instant.
-    public var startMargin: Duration = .milliseconds(6)
+    /// How far in the future a coordinated start is placed once everyone is ready, at least: enough for "play
+    /// at C" to reach every participant and start its sinks (~0.1 ms each) before the instant. When a
+    /// participant misses an instant anyway (a loaded machine), `extraStartMargin` grows (see `runBarrier`).
+    public var startMargin: Duration = .milliseconds(3)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
@@ -66,6 +67,10 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         public var generation: Int
         public var slowestPrepare: Duration
         public var startMargin: Duration
+        /// How long handing "play at C" to every ready participant took (nil until it is done).
+        public var startFanout: Duration?
+        /// Participants that got "play at C" too late and were caught up instead.
+        public var missedStart = 0
     }
     public private(set) var lastBarrierTiming: BarrierTiming?
 
@@ -242,9 +247,11 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         }
         var state = target
         if target.isPlaying {
-            // The start instant must leave every pipeline time to reach PLAYING first: at least `startMargin`,
-            // more when the last fan-out of start commands took longer (a loaded machine).
-            let margin = max(startMargin, lastStartFanout * 3 / 2 + .milliseconds(1))
+            // The start instant must leave every participant time to start its sinks first: `startMargin`, plus
+            // an extra that doubles whenever someone missed the instant and halves after each start nobody
+            // missed. (Sizing it from the measured fan-out, as before, overestimated: the fan-out's end includes
+            // the answers' way back and the pipelines catching up behind their sinks, neither of which must fit.)
+            let margin = startMargin + extraStartMargin
             let start = clock.time + ClockTime(margin)
             lastBarrierTiming = BarrierTiming(generation: generation,
                                               slowestPrepare: results.compactMap(\.1).max() ?? .zero,
@@ -277,7 +284,14 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
                 for await id in group { if let id { late.append(id) } }
                 return late
             }
-            lastStartFanout = ContinuousClock.now - fanoutBegan
+            let fanout = ContinuousClock.now - fanoutBegan
+            if lastBarrierTiming?.generation == generation {
+                lastBarrierTiming?.startFanout = fanout
+                lastBarrierTiming?.missedStart = late.count
+            }
+            extraStartMargin = late.isEmpty
+                ? (extraStartMargin < .milliseconds(1) ? .zero : extraStartMargin / 2)
+                : min(max(extraStartMargin * 2, startMargin), Self.maximumExtraStartMargin)
             // A participant that missed the instant is put on the group's timeline properly (prepare ahead, start
             // exactly on time).
             for id in late.sorted() where generations[item] == generation {
@@ -409,8 +423,10 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         if before != reasons { await broadcastParticipants() }
     }
     private var resumeAfterWaiting: [String: Double] = [:]
-    /// How long the last "play at C" fan-out took (sets the next start margin's floor).
-    private var lastStartFanout: Duration = .zero
+    /// Added to `startMargin` after missed instants (doubling, up to `maximumExtraStartMargin`), halved after
+    /// each start that nobody missed.
+    private var extraStartMargin: Duration = .zero
+    static let maximumExtraStartMargin: Duration = .milliseconds(48)
 }
 
 /// Runs `body`, failing with a timeout error when it takes longer than `limit`.

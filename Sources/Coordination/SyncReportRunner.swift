@@ -173,6 +173,8 @@ public final class SyncReportRunner: Sendable {
                 lastTiming = timing
                 phases[phases.count - 1].slowestPrepareMs = timing.slowestPrepare.inSeconds * 1000
                 phases[phases.count - 1].startMarginMs = timing.startMargin.inSeconds * 1000
+                phases[phases.count - 1].startFanoutMs = timing.startFanout.map { $0.inSeconds * 1000 }
+                phases[phases.count - 1].missedStart = timing.missedStart
             }
         }
         if let last = phases.indices.last { phases[last].endClockNs = clock.time.nanoseconds }

@@ -98,6 +98,16 @@ public class Element: ObjectRef, @unchecked Sendable {
         return Clock(takingOwnershipOf: raw)
     }
 
+    /// Makes the element use `clock` now (a bin passes it to its children). A pipeline does this itself on
+    /// PAUSED→PLAYING; the coordinated start sets it on the sinks it starts ahead of their pipeline.
+    @discardableResult
+    public func setClock(_ clock: Clock) -> Bool { gst_element_set_clock(element, clock.clock) != 0 }
+
+    /// Whether the element is a sink (`GST_ELEMENT_FLAG_SINK`; a bin holding a sink has it too).
+    public var isSink: Bool {
+        (element.pointee.object.flags & GST_ELEMENT_FLAG_SINK.rawValue) != 0
+    }
+
     /// `gst_element_get_base_time` / `gst_element_set_base_time`.
     public var baseTime: ClockTime? {
         get { ClockTime(raw: gst_element_get_base_time(element)) }
@@ -209,6 +219,31 @@ public class Bin: Element, @unchecked Sendable {
         gst_pad_set_active(ghost, 1)
         guard gst_element_add_pad(element, ghost) != 0 else {
             throw GStreamerError.noSuchPad(element: self.name, pad: name)
+        }
+    }
+
+    /// The sink elements inside this bin at any depth, bins themselves left out (the elements that wait on
+    /// the clock to render).
+    public func leafSinks() -> [Element] {
+        guard let iterator = gst_bin_iterate_recurse(bin) else { return [] }
+        defer { gst_iterator_free(iterator) }
+        var sinks: [Element] = []
+        var value = GValue()
+        while true {
+            switch gst_iterator_next(iterator, &value) {
+            case GST_ITERATOR_OK:
+                if let raw = g_value_get_object(&value) {
+                    let element = Element(borrowing: raw)
+                    if element.isSink && element.asBin() == nil { sinks.append(element) }
+                }
+                g_value_reset(&value)
+            case GST_ITERATOR_RESYNC:
+                sinks.removeAll()
+                gst_iterator_resync(iterator)
+            default:
+                g_value_unset(&value)
+                return sinks
+            }
         }
     }
 

@@ -36,10 +36,14 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var slowestPrepareMs: Double?
     /// Coordinated runs: the start margin the medium added after every view was ready, ms.
     public var startMarginMs: Double?
+    /// Coordinated runs: how long handing "play at C" to every view took, ms (must stay within the margin).
+    public var startFanoutMs: Double?
+    /// Coordinated runs: views that missed the start instant and were caught up (prepared again, started later).
+    public var missedStart: Int?
 
     public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64,
-                slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil) {
+                slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil, startFanoutMs: Double? = nil) {
         self.index = index; self.name = name; self.commandClockNs = commandClockNs; self.endClockNs = endClockNs
-        self.slowestPrepareMs = slowestPrepareMs; self.startMarginMs = startMarginMs
+        self.slowestPrepareMs = slowestPrepareMs; self.startMarginMs = startMarginMs; self.startFanoutMs = startFanoutMs
     }
 }

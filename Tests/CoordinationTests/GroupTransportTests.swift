@@ -242,8 +242,9 @@ final class MissedStartInstantTests: XCTestCase {
         try await player.prepareCoordinated(at: .seconds(2), rate: 1)
         let prepared = recorder.frameCount
 
-        let started = try await player.startCoordinated(at: medium.clock.time - .milliseconds(1))
-        XCTAssertFalse(started, "an instant in the past is refused")
+        let started = try await player.startCoordinated(
+            at: medium.clock.time - ClockTime(Player.lateStartTolerance) - .milliseconds(5))
+        XCTAssertFalse(started, "an instant further in the past than the tolerance is refused")
         try await Task.sleep(for: .milliseconds(400))
         XCTAssertEqual(recorder.frameCount, prepared, "nothing rendered after a refused start")
         let status = await player.currentStatus
@@ -256,6 +257,60 @@ final class MissedStartInstantTests: XCTestCase {
         let first = try unwrap(recorder.frames.filter { $0.renderClockNs >= at.nanoseconds - 5_000_000 }.first)
         XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
         XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
+        recorder.detachAll()
+        await player.stop()
+    }
+}
+
+/// The start is the sinks' state change (the rest of the pipeline follows off the critical path), and nothing
+/// that happens before the pipeline has followed can leave the sinks playing on their own.
+final class SinksFirstStartTests: XCTestCase {
+    private func preparedPlayer(_ medium: PlaybackCoordinationMedium, _ recorder: SyncRecorder) async throws -> Player {
+        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "sinks")))
+        await player.adoptClock(medium.clock)
+        try await player.load(MediaSource(Media.angles[0]))
+        try recorder.attach(player, item: "one")
+        try await player.prepareCoordinated(at: .seconds(2), rate: 1)
+        return player
+    }
+
+    func testTheSinksArePlayingWhenTheStartReturnsAndThePipelineFollows() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let player = try await preparedPlayer(medium, recorder)
+        let sinks = player.pipeline.leafSinks()
+        XCTAssertGreaterThanOrEqual(sinks.count, 2, "a video and an audio sink: \(sinks.map(\.name))")
+        let at = medium.clock.time + .milliseconds(150)
+        let started = try await player.startCoordinated(at: at)
+        XCTAssertTrue(started)
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .playing, count: sinks.count),
+                       "every sink is PLAYING as soon as the start returns")
+        let followed = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
+        XCTAssertTrue(followed, "the pipeline never followed its sinks to PLAYING")
+        try await Task.sleep(for: .milliseconds(400))
+        let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 })
+        XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
+        XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
+        let status = await player.currentStatus
+        XCTAssertEqual(status.state, .playing)
+        recorder.detachAll()
+        await player.stop()
+    }
+
+    func testAPauseRightAfterTheStartPausesTheSinksToo() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let player = try await preparedPlayer(medium, recorder)
+        let prepared = recorder.frameCount
+        let started = try await player.startCoordinated(at: medium.clock.time + .milliseconds(300))
+        XCTAssertTrue(started)
+        try await player.pauseLocally()
+        let sinks = player.pipeline.leafSinks()
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .paused, count: sinks.count),
+                       "a sink kept playing after the pause")
+        XCTAssertEqual(player.pipeline.currentState, .paused)
+        try await Task.sleep(for: .milliseconds(700))
+        XCTAssertEqual(recorder.frameCount, prepared, "frames rendered after the pause")
         recorder.detachAll()
         await player.stop()
     }

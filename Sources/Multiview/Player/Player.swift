@@ -100,6 +100,12 @@ public actor Player {
     private var audioStreamNeedsPriming = false
     /// The pipeline latency measured at the end of `prepareCoordinated`, used by the next `startCoordinated`.
     private var preparedLatency: ClockTime?
+    /// The sinks of the prepared pipeline (found at the end of `prepareCoordinated`), started ahead of it.
+    private var preparedSinks: [Element]?
+    /// `startCoordinated` started the sinks and the pipeline has not followed yet (`completeCoordinatedStart`).
+    /// Meanwhile the pipeline reads PAUSED with its sinks PLAYING, so any other state change brings the pipeline
+    /// up first: a PAUSED request would otherwise be a no-op that leaves the sinks playing.
+    private var sinksAheadOfPipeline = false
     /// Holds the video sink's input while the audio stream is primed.
     private var primingVideoHold: PadProbe?
     /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
@@ -284,6 +290,7 @@ public actor Player {
 
     /// Stops and releases the decoders (NULL state). The pipeline can be played again.
     public func stop() {
+        completeCoordinatedStart()
         targetState = .null
         _ = try? pipeline.setState(.null)
         currentState = .null
@@ -500,6 +507,7 @@ public actor Player {
         // Asked now, while the group waits for the slowest view anyway, so that the start itself is as short as
         // possible (every view's start must land before the instant; see the medium's start margin).
         preparedLatency = pipeline.queryLatency()?.minimum ?? .zero
+        preparedSinks = pipeline.leafSinks()
     }
 
     /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
@@ -539,31 +547,57 @@ public actor Player {
     }
 
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
-    /// clock: base time = clockTime − pipeline latency, then PLAYING. No position is nudged afterwards.
+    /// clock: base time = clockTime − pipeline latency, its sinks to PLAYING at once, the rest of the pipeline
+    /// right after. No position is nudged afterwards.
     ///
-    /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant has already
-    /// passed: started late, it would render its first frames late and rush to catch up — the caller should
-    /// prepare it again further ahead instead.
+    /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant passed
+    /// more than `lateStartTolerance` ago: started that late, it would render its first frames late and rush to
+    /// catch up — the caller should prepare it again further ahead instead.
+    /// How late a "start at C" may arrive and still start (its first frame then shows at most this much late,
+    /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
+    public static let lateStartTolerance: Duration = .milliseconds(1)
+
     @discardableResult
     public func startCoordinated(at clockTime: ClockTime) throws -> Bool {
         try checkNotFailed()
         // The pipeline only hands its clock to elements at PAUSED→PLAYING, so ask the adopted clock itself.
         let clock = coordinationClock ?? pipeline.clock
-        if let now = clock?.time, now >= clockTime { return false }
+        if let now = clock?.time, now >= clockTime + ClockTime(Player.lateStartTolerance) { return false }
         let latency = preparedLatency ?? pipeline.queryLatency()?.minimum ?? .zero
+        let sinks = preparedSinks ?? pipeline.leafSinks()
         preparedLatency = nil
+        preparedSinks = nil
+        completeCoordinatedStart()
+        let baseTime = clockTime - latency
         pipeline.startTime = nil
-        pipeline.baseTime = clockTime - latency
+        pipeline.baseTime = baseTime
         targetState = .playing
         heldForBuffering = false
         rearmVideoFlowWatch()
         // Still waiting until the instant itself: the pipeline is PLAYING at once, but nothing is shown before
         // `clockTime`, and a status saying "playing" earlier would be a lie a script could act on.
         coordinatedWaiting = true
-        do {
-            try pipeline.setState(.playing)
-        } catch {
-            throw PlayerError(view: view, cause: .pipeline("cannot start at \(clockTime)"))
+        // Only sinks wait on the clock, so starting them is the whole start: a few element state changes
+        // (~0.1 ms) instead of the whole pipeline's (0.3–4 ms for playbin3 on two cores). The pipeline follows
+        // in a moment, off the critical path: every participant must be started before the instant, and the
+        // medium's start margin is sized by how long handing out the starts takes.
+        var sinksStarted = clock != nil && !sinks.isEmpty
+        if let clock, sinksStarted {
+            for sink in sinks {
+                sink.setClock(clock)
+                sink.baseTime = baseTime
+                if (try? sink.setState(.playing)) == nil { sinksStarted = false }
+            }
+        }
+        if sinksStarted {
+            sinksAheadOfPipeline = true
+            Task { [weak self] in await self?.completeCoordinatedStart() }
+        } else {
+            do {
+                try pipeline.setState(.playing)
+            } catch {
+                throw PlayerError(view: view, cause: .pipeline("cannot start at \(clockTime)"))
+            }
         }
         let change = coordinatedWaitingChanges
         let now = clock?.time ?? clockTime
@@ -582,6 +616,15 @@ public actor Player {
     }
 
     /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.
+    /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children
+    /// already carry the same clock and base time, so nothing moves on screen).
+    private func completeCoordinatedStart() {
+        guard sinksAheadOfPipeline else { return }
+        sinksAheadOfPipeline = false
+        guard targetState == .playing, failure == nil else { return }
+        _ = try? pipeline.setState(.playing)
+    }
+
     private func coordinatedStartReached(_ change: Int) {
         guard change == coordinatedWaitingChanges, targetState == .playing else { return }
         coordinatedWaiting = false
@@ -641,6 +684,7 @@ public actor Player {
     /// "seeking" until the pipeline has prerolled at `position` (and `thenWait`, if given, is done).
     private func flushingSeek(to position: ClockTime, rate: Double, flags: Element.SeekFlags, timeout: Duration,
                               thenWait: (() async throws -> Void)? = nil) async throws {
+        completeCoordinatedStart()
         seekInFlight = true
         reachedEnd = false
         renderedMediaTime.reset()
@@ -660,6 +704,7 @@ public actor Player {
     }
 
     private func changeState(to state: ElementState, timeout: Duration) async throws {
+        completeCoordinatedStart()
         targetState = state
         heldForBuffering = false
         updateStatus()
@@ -743,6 +788,7 @@ public actor Player {
 
     private func fail(_ error: PlayerError) {
         guard failure == nil else { return }
+        completeCoordinatedStart()
         failure = error
         targetState = .null
         _ = try? pipeline.setState(.null)
@@ -778,6 +824,7 @@ public actor Player {
     }
 
     private func handle(_ message: BusMessage) {
+        completeCoordinatedStart()
         switch message {
         case .error(let info) where info.source.factory == "pulsesink" && configuration.audio != .fakeSink:
             // PulseAudio went away (stopped, restarted): the view plays on without sound instead of failing.
@@ -901,6 +948,7 @@ public actor Player {
     }
 
     private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
+        completeCoordinatedStart()
         guard failure == nil, case .pulse(let device) = configuration.audio else { return }
         _ = try? pipeline.setState(.null)
         currentState = .null
