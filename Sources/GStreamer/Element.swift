@@ -225,24 +225,29 @@ public class Bin: Element, @unchecked Sendable {
     /// The sink elements inside this bin at any depth, bins themselves left out (the elements that wait on
     /// the clock to render).
     public func leafSinks() -> [Element] {
+        descendants { $0.isSink && $0.asBin() == nil }
+    }
+
+    /// The elements inside this bin at any depth that satisfy `include`.
+    public func descendants(where include: (Element) -> Bool) -> [Element] {
         guard let iterator = gst_bin_iterate_recurse(bin) else { return [] }
         defer { gst_iterator_free(iterator) }
-        var sinks: [Element] = []
+        var found: [Element] = []
         var value = GValue()
         while true {
             switch gst_iterator_next(iterator, &value) {
             case GST_ITERATOR_OK:
                 if let raw = g_value_get_object(&value) {
                     let element = Element(borrowing: raw)
-                    if element.isSink && element.asBin() == nil { sinks.append(element) }
+                    if include(element) { found.append(element) }
                 }
                 g_value_reset(&value)
             case GST_ITERATOR_RESYNC:
-                sinks.removeAll()
+                found.removeAll()
                 gst_iterator_resync(iterator)
             default:
                 g_value_unset(&value)
-                return sinks
+                return found
             }
         }
     }

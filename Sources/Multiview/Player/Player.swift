@@ -58,6 +58,11 @@ public actor Player {
     private nonisolated let realtimeGranted = LockedValue<Bool?>(nil)
     public nonisolated var realtimeRendering: Bool? { realtimeGranted.value }
     private var sinkProbes: [PadProbe] = []
+    /// Hands every multiqueue added after init to `multiqueueFloor`.
+    private var multiqueueSetup: SignalConnection?
+    private nonisolated let multiqueueFloor = MultiqueueFloor(minimum: Player.minimumInterleave)
+    /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
+    public static let minimumInterleave: Duration = .seconds(1)
     private var source: MediaSource?
     private var targetState: ElementState = .null
     private var currentState: ElementState = .null
@@ -196,6 +201,13 @@ public actor Player {
             }
         }
         self.sinkProbes = probes
+        // Deinterleaving queues get a 1 s floor (see MultiqueueFloor): the ones of playbin3's own decodebin3
+        // exist from the start, later ones are watched as they are added.
+        let floor = multiqueueFloor
+        for queue in playbin.descendants(where: { $0.factoryName == "multiqueue" }) { floor.watch(queue) }
+        self.multiqueueSetup = try? playbin.connect("deep-element-added") { args in
+            if let element = args.element(at: 2), element.factoryName == "multiqueue" { floor.watch(element) }
+        }
         self.bus = playbin.bus()
         let granted = realtimeGranted
         let messages = bus.messages(realtime: configuration.realtimeVideoRendering
@@ -1042,4 +1054,41 @@ final class RenderedMediaTime: Sendable {
     func record(_ time: ClockTime) { value.withLock { if $0 == nil || $0! < time { $0 = time } } }
     func reset() { value.withLock { $0 = nil } }
     var latest: ClockTime? { value.withLock { $0 } }
+}
+
+/// Keeps the deinterleaving multiqueues of a pipeline (decodebin3's: `use-buffering` off) at a minimum
+/// `min-interleave-time`.
+///
+/// Why: decodebin3 sizes its multiqueue from the streams' measured interleave and sets `min-interleave-time` to
+/// its decoders' latency (~170 ms here, below GStreamer's own 250 ms default). After a seek in files whose audio
+/// and video lie further apart than that, one view's audio queue filled up while its video queue ran dry, the
+/// demuxer blocked on the full one, and the view stalled for good: its next pause never prerolled (about one
+/// 4-view "seek, play, pause" in two or three, grid or headless). Each lowering is answered at once by raising
+/// the value back to the floor; a second of compressed data per stream is the cost. Buffering queues (network
+/// sources, `use-buffering` on) are sized by their own buffer duration and left alone.
+///
+/// Threading: `watch` runs on the thread that builds the player or on the streaming thread that adds a
+/// multiqueue; the notify handler on the thread that changed the property. The connections live in a Mutex.
+final class MultiqueueFloor: Sendable {
+    private let minimumNs: Int
+    private let connections = Mutex<[SignalConnection]>([])
+
+    init(minimum: Duration) { minimumNs = Int(ClockTime(minimum).nanoseconds) }
+
+    func watch(_ queue: Element) {
+        guard (try? queue.get("use-buffering", as: Bool.self)) != true else { return }
+        let minimum = minimumNs
+        MultiqueueFloor.raise(queue, to: minimum)
+        // The handler gets the queue as its instance argument (capturing it would keep it alive forever).
+        if let connection = try? queue.connect("notify::min-interleave-time", { args in
+            if let queue = args.element(at: 0) { MultiqueueFloor.raise(queue, to: minimum) }
+        }) {
+            connections.withLock { $0.append(connection) }
+        }
+    }
+
+    private static func raise(_ queue: Element, to minimum: Int) {
+        guard let current = try? queue.get("min-interleave-time", as: Int.self), current < minimum else { return }
+        try? queue.set("min-interleave-time", minimum)
+    }
 }
