@@ -236,7 +236,8 @@ public final class SyncReportRunner: Sendable {
         }
     }
 
-    /// Starves view `n`'s source: its source element's output is held for 2.5 s. Nothing is suspended by hand:
+    /// Starves view `n`'s source: its source element's output is held for 4 s (longer than the ~1 s the view's
+    /// queues hold, see `MultiqueueFloor`, plus the 0.5 s starvation limit). Nothing is suspended by hand:
     /// the view's video stops, the player reports a stall, its coordinator suspends it (`stallRecovery`) and
     /// rejoins the group when data flows again. Uncoordinated, the view just carries on from where it was.
     private func starve(view n: Int, player: Player, coordination: PlayerCoordination?,
@@ -249,7 +250,7 @@ public final class SyncReportRunner: Sendable {
         defer { recorder.setItem(SyncReportRunner.item, view: n) }
         var sawStall = false
         var hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
-        let release = ContinuousClock.now + .milliseconds(2500)
+        let release = ContinuousClock.now + .milliseconds(4000)
         while ContinuousClock.now < release {
             if let coordination, await coordination.coordinator.suspensionReasons.contains(.stallRecovery) { sawStall = true }
             try await Task.sleep(for: .milliseconds(20))
