@@ -42,8 +42,8 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var missedStart: Int?
 
     public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64,
-                slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil, startFanoutMs: Double? = nil) {
+                slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil) {
         self.index = index; self.name = name; self.commandClockNs = commandClockNs; self.endClockNs = endClockNs
-        self.slowestPrepareMs = slowestPrepareMs; self.startMarginMs = startMarginMs; self.startFanoutMs = startFanoutMs
+        self.slowestPrepareMs = slowestPrepareMs; self.startMarginMs = startMarginMs
     }
 }

@@ -229,17 +229,23 @@ final class StartInstantStatusTests: XCTestCase {
     }
 }
 
+/// One player on the medium's clock, recorded as item "one", prepared at 2 s (not started).
+private func preparedPlayer(named name: String, _ medium: PlaybackCoordinationMedium,
+                            _ recorder: SyncRecorder) async throws -> Player {
+    let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: name)))
+    await player.adoptClock(medium.clock)
+    try await player.load(MediaSource(Media.angles[0]))
+    try recorder.attach(player, item: "one")
+    try await player.prepareCoordinated(at: .seconds(2), rate: 1)
+    return player
+}
+
 /// A "play at C" that arrives after C does not start the pipeline late; a later instant does start it.
 final class MissedStartInstantTests: XCTestCase {
     func testAPlayerDoesNotStartWhenTheInstantHasPassed() async throws {
         let medium = PlaybackCoordinationMedium()
         let recorder = SyncRecorder(clock: medium.clock)
-        let source = MediaSource(Media.angles[0])
-        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "late")))
-        await player.adoptClock(medium.clock)
-        try await player.load(source)
-        try recorder.attach(player, item: "one")
-        try await player.prepareCoordinated(at: .seconds(2), rate: 1)
+        let player = try await preparedPlayer(named: "late", medium, recorder)
         let prepared = recorder.frameCount
 
         let started = try await player.startCoordinated(
@@ -265,19 +271,10 @@ final class MissedStartInstantTests: XCTestCase {
 /// The start is the sinks' state change (the rest of the pipeline follows off the critical path), and nothing
 /// that happens before the pipeline has followed can leave the sinks playing on their own.
 final class SinksFirstStartTests: XCTestCase {
-    private func preparedPlayer(_ medium: PlaybackCoordinationMedium, _ recorder: SyncRecorder) async throws -> Player {
-        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "sinks")))
-        await player.adoptClock(medium.clock)
-        try await player.load(MediaSource(Media.angles[0]))
-        try recorder.attach(player, item: "one")
-        try await player.prepareCoordinated(at: .seconds(2), rate: 1)
-        return player
-    }
-
     func testTheSinksArePlayingWhenTheStartReturnsAndThePipelineFollows() async throws {
         let medium = PlaybackCoordinationMedium()
         let recorder = SyncRecorder(clock: medium.clock)
-        let player = try await preparedPlayer(medium, recorder)
+        let player = try await preparedPlayer(named: "sinks", medium, recorder)
         let sinks = player.pipeline.leafSinks()
         XCTAssertGreaterThanOrEqual(sinks.count, 2, "a video and an audio sink: \(sinks.map(\.name))")
         let at = medium.clock.time + .milliseconds(150)
@@ -300,7 +297,7 @@ final class SinksFirstStartTests: XCTestCase {
     func testAPauseRightAfterTheStartPausesTheSinksToo() async throws {
         let medium = PlaybackCoordinationMedium()
         let recorder = SyncRecorder(clock: medium.clock)
-        let player = try await preparedPlayer(medium, recorder)
+        let player = try await preparedPlayer(named: "sinks", medium, recorder)
         let prepared = recorder.frameCount
         let started = try await player.startCoordinated(at: medium.clock.time + .milliseconds(300))
         XCTAssertTrue(started)

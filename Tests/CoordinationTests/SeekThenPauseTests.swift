@@ -9,7 +9,7 @@ import XCTest
 /// setup): every pause completes on every view, at one position.
 ///
 /// Before decodebin3's multiqueues were held at a 1 s minimum interleave (`MultiqueueFloor`), one view's
-/// queue sometimes stopped after a seek (its audio queue full at a ~170 ms time limit, its video queue empty),
+/// queues sometimes stopped after a seek (one full at a ~166 ms time limit, the other empty),
 /// and the next pause timed out after 10 s: this test failed 2 runs of 2 that way, and `multiview play
 /// --coordinated` hung on about one "seek, play, pause" in two or three.
 final class SeekThenPauseTests: XCTestCase {

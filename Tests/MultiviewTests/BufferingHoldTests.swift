@@ -7,13 +7,19 @@ import XCTest
 /// Network buffering holds a playing view in PAUSED until its queue is full again. The resume must not depend on
 /// the order in which the pause's state change and the 100 % message are read from the bus.
 final class BufferingHoldTests: XCTestCase {
-    /// A dip and its recovery posted back to back: the 100 % message is handled before the PAUSED state change
-    /// the dip caused (under load this happened with real HLS queues, and the view stayed paused for good).
-    func testABufferingDipThatEndsBeforeThePauseIsReadStillResumes() async throws {
+    /// A player on angle1, playing for 300 ms.
+    private func playingPlayer() async throws -> Player {
         let player = try makePlayer()
         try await player.load(MediaSource(TestMedia.angle1))
         try await player.play()
         try await Task.sleep(for: .milliseconds(300))
+        return player
+    }
+
+    /// A dip and its recovery posted back to back: the 100 % message is handled before the PAUSED state change
+    /// the dip caused (under load this happened with real HLS queues, and the view stayed paused for good).
+    func testABufferingDipThatEndsBeforeThePauseIsReadStillResumes() async throws {
+        let player = try await playingPlayer()
         player.pipeline.postBufferingMessage(percent: 40)
         player.pipeline.postBufferingMessage(percent: 100)
         try await Task.sleep(for: .milliseconds(500))
@@ -30,10 +36,7 @@ final class BufferingHoldTests: XCTestCase {
 
     /// The usual sequence still holds: below 100 % the view is buffering and does not advance, at 100 % it plays.
     func testAViewHeldForBufferingWaitsForOneHundredPercent() async throws {
-        let player = try makePlayer()
-        try await player.load(MediaSource(TestMedia.angle1))
-        try await player.play()
-        try await Task.sleep(for: .milliseconds(300))
+        let player = try await playingPlayer()
         player.pipeline.postBufferingMessage(percent: 30)
         let buffering = await eventually(timeout: .seconds(3)) { await player.currentStatus.state == .buffering }
         let heldStatus = await player.currentStatus
@@ -50,23 +53,6 @@ final class BufferingHoldTests: XCTestCase {
         }
         let resumed = await player.currentStatus
         XCTAssertTrue(playing, "not playing on at 100 %: \(resumed)")
-        await player.stop()
-    }
-}
-
-/// Every multiqueue of a player's pipeline holds at least `Player.minimumInterleave` per stream (see
-/// SeekThenPauseTests for what a smaller one did).
-final class MultiqueueSizingTests: XCTestCase {
-    func testEveryMultiqueueOfAPrerolledPipelineHasTheMinimumInterleave() async throws {
-        let player = try makePlayer()
-        try await player.load(MediaSource(TestMedia.angle1))
-        try await player.preroll()
-        let queues = player.pipeline.descendants { $0.factoryName == "multiqueue" }
-        XCTAssertFalse(queues.isEmpty, "playbin3 has no multiqueue")
-        let expected = Int(ClockTime(Player.minimumInterleave).nanoseconds)
-        for queue in queues {
-            XCTAssertEqual(try queue.get("min-interleave-time", as: Int.self), expected, queue.name)
-        }
         await player.stop()
     }
 }

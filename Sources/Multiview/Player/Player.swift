@@ -558,6 +558,10 @@ public actor Player {
         try await changeState(to: .paused, timeout: timeout)
     }
 
+    /// How late a "start at C" may arrive and still start (its first frame then shows at most this much late,
+    /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
+    public static let lateStartTolerance: Duration = .milliseconds(1)
+
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
     /// clock: base time = clockTime − pipeline latency, its sinks to PLAYING at once, the rest of the pipeline
     /// right after. No position is nudged afterwards.
@@ -565,10 +569,6 @@ public actor Player {
     /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant passed
     /// more than `lateStartTolerance` ago: started that late, it would render its first frames late and rush to
     /// catch up — the caller should prepare it again further ahead instead.
-    /// How late a "start at C" may arrive and still start (its first frame then shows at most this much late,
-    /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
-    public static let lateStartTolerance: Duration = .milliseconds(1)
-
     @discardableResult
     public func startCoordinated(at clockTime: ClockTime) throws -> Bool {
         try checkNotFailed()
@@ -627,7 +627,6 @@ public actor Player {
         return true
     }
 
-    /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.
     /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children
     /// already carry the same clock and base time, so nothing moves on screen).
     private func completeCoordinatedStart() {
@@ -637,6 +636,7 @@ public actor Player {
         _ = try? pipeline.setState(.playing)
     }
 
+    /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.
     private func coordinatedStartReached(_ change: Int) {
         guard change == coordinatedWaitingChanges, targetState == .playing else { return }
         coordinatedWaiting = false
@@ -1059,10 +1059,10 @@ final class RenderedMediaTime: Sendable {
 /// Keeps the deinterleaving multiqueues of a pipeline (decodebin3's: `use-buffering` off) at a minimum
 /// `min-interleave-time`.
 ///
-/// Why: decodebin3 sizes its multiqueue from the streams' measured interleave and sets `min-interleave-time` to
-/// its decoders' latency (~170 ms here, below GStreamer's own 250 ms default). After a seek in files whose audio
-/// and video lie further apart than that, one view's audio queue filled up while its video queue ran dry, the
-/// demuxer blocked on the full one, and the view stalled for good: its next pause never prerolled (about one
+/// Why: decodebin3 sizes its multiqueue from the streams' measured interleave, and its `min-interleave-time` read
+/// back ~166 ms here (below GStreamer's own 250 ms default; decodebin3 lowers it). After a seek, one of a view's
+/// queues filled up at that limit while the other ran dry, the demuxer blocked on the full one, and the view
+/// stalled for good: its next pause never prerolled (about one
 /// 4-view "seek, play, pause" in two or three, grid or headless). Each lowering is answered at once by raising
 /// the value back to the floor; a second of compressed data per stream is the cost. Buffering queues (network
 /// sources, `use-buffering` on) are sized by their own buffer duration and left alone.
