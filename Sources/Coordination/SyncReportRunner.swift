@@ -152,6 +152,7 @@ public final class SyncReportRunner: Sendable {
             phaseIndex += 1
             recorder.setPhase(phaseIndex, untilNewSegment: flushes)
             phases.append(PhaseRecord(index: phaseIndex, name: name, commandClockNs: now, endClockNs: now))
+            if !coordinated { phases[phases.count - 1].viewCommandClockNs = [:] }
         }
 
         for action in actions {
@@ -164,7 +165,10 @@ public final class SyncReportRunner: Sendable {
             do {
                 // A late joiner is appended to `players`/`coordinations`: the next actions see it.
                 try await perform(action, players: players, coordinations: coordinations, recorder: recorder,
-                                  sources: sources, addView: { try await addView(players.count + 1) })
+                                  sources: sources, addView: { try await addView(players.count + 1) },
+                                  viewCommanded: { view in
+                                      phases[phases.count - 1].viewCommandClockNs?[String(view)] = clock.time.nanoseconds
+                                  })
             } catch let error as PlayerError {
                 failures.append(error)
                 log("\(error)")
@@ -186,7 +190,8 @@ public final class SyncReportRunner: Sendable {
 
     private func perform(_ action: SyncScriptAction, players: [Player], coordinations: [PlayerCoordination],
                          recorder: SyncRecorder, sources: SourceElements,
-                         addView: () async throws -> (Player, PlayerCoordination?)) async throws {
+                         addView: () async throws -> (Player, PlayerCoordination?),
+                         viewCommanded: (Int) -> Void) async throws {
         let lead = players[0]
         switch action {
         case .wait:
@@ -199,7 +204,15 @@ public final class SyncReportRunner: Sendable {
             if coordinated {
                 try await lead.seek(by: s)
             } else {
-                for p in players { try await p.seek(by: s) }
+                // One independent player after another, each without waiting for the previous one's seek to
+                // finish (separate players' seek buttons pressed in turn).
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (i, p) in players.enumerated() {
+                        viewCommanded(i + 1)
+                        group.addTask { try await p.seek(by: s) }
+                    }
+                    try await group.waitForAll()
+                }
             }
         case .rate(let r):
             recorder.setRate(r)

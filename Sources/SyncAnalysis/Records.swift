@@ -40,6 +40,11 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var startFanoutMs: Double?
     /// Coordinated runs: views that missed the start instant and were caught up (prepared again, started later).
     public var missedStart: Int?
+    /// Baseline runs: when each view got its own command, ns, keyed by view number ("1", "2", …). The baseline
+    /// hands a command to one independent player after another, each after the previous one finished, so a
+    /// view's own seek → first frame counts from here, not from `commandClockNs`. Nil: every view at
+    /// `commandClockNs`.
+    public var viewCommandClockNs: [String: UInt64]?
 
     public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64,
                 slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil) {

@@ -55,6 +55,10 @@ public struct SkewStatistics: Codable, Sendable, Equatable {
 /// - `frames`: compared frame groups in the phase (see `SyncAnalyzer`).
 /// - `timeToAlignedMs`: the first clock time ≥ the phase's command time at which all the phase's compared views
 ///   have rendered the same frame index, minus the command time (see `SyncAnalyzer`); `nil` when never.
+/// - `slowestFirstFrameMs` (`slowest_first_frame_ms`): for each view with records in the phase, the time from its
+///   command to its first render after it; the largest of those, ms; `nil` without such renders. In a baseline
+///   run (independent players, each sent its own seek in turn) this is the slowest single view's own
+///   seek → first frame in the same invocation, the yardstick of a coordinated seek's time to aligned.
 public struct PhaseSummary: Codable, Sendable, Equatable {
     public var index: Int
     public var name: String
@@ -64,12 +68,13 @@ public struct PhaseSummary: Codable, Sendable, Equatable {
     public var p99SkewMs: Double?
     public var maxSkewMs: Double?
     public var timeToAlignedMs: Double?
+    public var slowestFirstFrameMs: Double?
 
     public init(index: Int, name: String, views: Int, frames: Int, p50SkewMs: Double?, p99SkewMs: Double?,
-                maxSkewMs: Double?, timeToAlignedMs: Double?) {
+                maxSkewMs: Double?, timeToAlignedMs: Double?, slowestFirstFrameMs: Double? = nil) {
         self.index = index; self.name = name; self.views = views; self.frames = frames
         self.p50SkewMs = p50SkewMs; self.p99SkewMs = p99SkewMs; self.maxSkewMs = maxSkewMs
-        self.timeToAlignedMs = timeToAlignedMs
+        self.timeToAlignedMs = timeToAlignedMs; self.slowestFirstFrameMs = slowestFirstFrameMs
     }
 
     /// The phase's skew figures as `SkewStatistics`.
@@ -81,6 +86,7 @@ public struct PhaseSummary: Codable, Sendable, Equatable {
         case index, name, views, frames
         case p50SkewMs = "p50_skew_ms", p99SkewMs = "p99_skew_ms", maxSkewMs = "max_skew_ms"
         case timeToAlignedMs = "time_to_aligned_ms"
+        case slowestFirstFrameMs = "slowest_first_frame_ms"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -93,6 +99,7 @@ public struct PhaseSummary: Codable, Sendable, Equatable {
         p99SkewMs = try c.decodeIfPresent(Double.self, forKey: .p99SkewMs)
         maxSkewMs = try c.decodeIfPresent(Double.self, forKey: .maxSkewMs)
         timeToAlignedMs = try c.decodeIfPresent(Double.self, forKey: .timeToAlignedMs)
+        slowestFirstFrameMs = try c.decodeIfPresent(Double.self, forKey: .slowestFirstFrameMs)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -105,6 +112,7 @@ public struct PhaseSummary: Codable, Sendable, Equatable {
         try c.encode(p99SkewMs, forKey: .p99SkewMs)
         try c.encode(maxSkewMs, forKey: .maxSkewMs)
         try c.encode(timeToAlignedMs, forKey: .timeToAlignedMs)
+        try c.encode(slowestFirstFrameMs, forKey: .slowestFirstFrameMs)
     }
 }
 

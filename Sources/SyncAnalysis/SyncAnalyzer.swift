@@ -52,6 +52,9 @@ public struct SyncAnalysisResult: Sendable, Equatable {
 ///   (by its latest raw render time, which must be ≥ the phase's `commandClockNs`) that holds every one of that
 ///   item's views; the phase's value is the latest of those times over the items, minus `commandClockNs`, in ms.
 ///   `nil` when some such item never gets a complete group, or when no item has two views in the phase.
+/// - **slowest first frame** of a phase: for each view, its first raw render in the phase at or after its command
+///   (`viewCommandClockNs` of the view when the phase has it, else `commandClockNs`) minus that command; the
+///   largest over the views, ms (`nil` when no view renders after its command).
 ///
 /// Records whose phase index is not in `phases` still count in the whole-run figures, and get a phase summary
 /// named "(unlisted)" without time to aligned. Phase summaries are in ascending index order.
@@ -96,10 +99,21 @@ public enum SyncAnalyzer {
             streams[StreamKey(phase: record.phase, item: record.item, view: record.view), default: []].append(record)
         }
 
+        let phaseByIndex = Dictionary(phases.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         // Per phase: groups keyed by (item, frame index, pass), each holding one entry per view.
         var groupsByPhase: [Int: [GroupKey: [Entry]]] = [:]
         var viewsByPhase: [Int: Set<Int>] = [:]
+        // Per phase and view: from its command to its first render at or after it, ns.
+        var firstRenderByPhase: [Int: [Int: UInt64]] = [:]
         for (key, records) in streams {
+            if let phase = phaseByIndex[key.phase] {
+                let command = phase.viewCommandClockNs?[String(key.view)] ?? phase.commandClockNs
+                if let first = records.lazy.map(\.renderClockNs).filter({ $0 >= command }).min() {
+                    let own = first - command
+                    firstRenderByPhase[key.phase, default: [:]][key.view] =
+                        min(firstRenderByPhase[key.phase]?[key.view] ?? .max, own)
+                }
+            }
             viewsByPhase[key.phase, default: []].insert(key.view)
             let ordered = records.enumerated().sorted { a, b in
                 (a.element.renderClockNs, a.offset) < (b.element.renderClockNs, b.offset)
@@ -126,7 +140,6 @@ public enum SyncAnalyzer {
             groupsByPhase[key.phase] = groups
         }
 
-        let phaseByIndex = Dictionary(phases.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         let allPhaseIndices = Set(phaseByIndex.keys).union(groupsByPhase.keys).sorted()
 
         var samples: [SkewSample] = []
@@ -167,7 +180,8 @@ public enum SyncAnalyzer {
                 index: phaseIndex, name: phaseByIndex[phaseIndex]?.name ?? "(unlisted)",
                 views: viewsByPhase[phaseIndex]?.count ?? 0, frames: statistics.frames,
                 p50SkewMs: statistics.p50Ms, p99SkewMs: statistics.p99Ms, maxSkewMs: statistics.maxMs,
-                timeToAlignedMs: timeToAligned))
+                timeToAlignedMs: timeToAligned,
+                slowestFirstFrameMs: firstRenderByPhase[phaseIndex]?.values.max().map { Double($0) / 1e6 }))
         }
 
         samples.sort { ($0.clockNs, $0.phase, $0.skewNs) < ($1.clockNs, $1.phase, $1.skewNs) }

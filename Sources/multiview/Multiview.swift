@@ -281,10 +281,18 @@ struct SyncReport: AsyncParsableCommand {
         print(String(format: "single view alone, seek → first frame: slowest %.1f ms (%@)", slowest,
                      single.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, $0.value) }.joined(separator: ", ")))
         let records = Dictionary(coordinatedRun.phases.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        let baselinePhases = Dictionary((comparison?.result.summary.phases ?? []).map { ($0.index, $0) },
+                                        uniquingKeysWith: { a, _ in a })
         for phase in coordinated.summary.phases where phase.name.hasPrefix("seek") {
             guard let aligned = phase.timeToAlignedMs, slowest > 0 else { continue }
             var line = String(format: "%@: all %d views aligned %.1f ms after the command = %.2f × the slowest single view alone",
                               phase.name, phase.views, aligned, aligned / slowest)
+            // The same seek in the baseline run: independent players, each seeking on its own under the same
+            // load; its slowest view's seek → first frame.
+            if let own = baselinePhases[phase.index]?.slowestFirstFrameMs, own > 0 {
+                line += String(format: "; %.2f × the slowest uncoordinated view's own seek → first frame in the baseline run (%.1f ms)",
+                               aligned / own, own)
+            }
             // The same yardstick measured inside the group run: each view's own seek+preroll under the group's load.
             if let prepare = records[phase.index]?.slowestPrepareMs, let margin = records[phase.index]?.startMarginMs, prepare > 0 {
                 line += String(format: "; slowest view's own seek+preroll in the group %.1f ms + start margin %.1f ms (%.2f ×)",

@@ -65,6 +65,13 @@ final class SyncReportCLITests: XCTestCase {
         let baseP50 = try XCTUnwrap(base?["p50_skew_ms"] as? Double)
         let p50 = try XCTUnwrap(s["p50_skew_ms"] as? Double)
         XCTAssertLessThan(p50, baseP50, "coordination beats views started one after another")
+        // Each baseline view's own seek → first frame is measured (the yardstick sync-report prints next to the
+        // coordinated seek's time to aligned).
+        let baseSeek = try XCTUnwrap((base?["phases"] as? [[String: Any]])?.first { $0["name"] as? String == "seek +5" })
+        let firstFrame = try XCTUnwrap(baseSeek["slowest_first_frame_ms"] as? Double, "\(baseSeek)")
+        XCTAssertGreaterThan(firstFrame, 0)
+        XCTAssertLessThan(firstFrame, 5000)
+        XCTAssertTrue(text.contains("the slowest uncoordinated view's own seek"), text)
         let png = try Data(contentsOf: out.appendingPathComponent("skew.png"))
         XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
     }

@@ -20,13 +20,13 @@ final class AudioClockFollowerTests: XCTestCase {
         skews.map { follower.observe(.skew(nanoseconds: $0)) }.filter { $0 != 0 }
     }
 
-    func testAStartUpSkewIsRemovedAtOnceAfterOneSettlingWindow() {
+    func testAStartUpSkewIsRemovedAtOnceAfterTheStartWindow() {
         let follower = warmedUp()
         let corrections = feed(follower, Array(repeating: 23 * ms, count: 7))
         XCTAssertEqual(corrections, [], "no decision before a full window")
         XCTAssertEqual(follower.observe(.skew(nanoseconds: 23 * ms)), 23 * ms, "the whole skew, in one move")
         // After the move the sink reports the remainder; a small one is left alone.
-        XCTAssertEqual(feed(follower, Array(repeating: ms / 5, count: 16)), [], "0.2 ms is left alone")
+        XCTAssertEqual(feed(follower, Array(repeating: ms / 5, count: 96)), [], "0.2 ms is left alone")
         XCTAssertEqual(follower.statistics.corrections, 1)
         XCTAssertEqual(follower.statistics.lastCorrectionNs, 23 * ms)
         XCTAssertEqual(follower.statistics.lastMedianSkewNs, ms / 5)
@@ -45,27 +45,31 @@ final class AudioClockFollowerTests: XCTestCase {
         XCTAssertEqual(feed(follower, window), [])
     }
 
-    func testOnceSettledOnlyLargerSkewsOverLongerWindowsAreCorrected() {
+    func testAfterTheStartOnlyLongWindowsCountAndEachMovesTheClockByLittle() {
         let settings = AudioClockFollower.Settings()
         let follower = warmedUp(settings)
-        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.settlingObservations - settings.warmUpObservations)), [])
-        // Settled: 0.3 ms (would be corrected while settling) is left alone...
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.startWindow)), [], "started on time")
+        // 0.3 ms (under the long windows' threshold) is left alone...
         XCTAssertEqual(feed(follower, Array(repeating: 3 * ms / 10, count: settings.steadyWindow * 2)), [])
-        // ...1 ms is corrected once per long window, not per short one.
-        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.steadyWindow)), [ms])
-        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.steadyWindow - 1)), [])
+        // ...3 ms — what PulseAudio's settling stream time shows after a second or so — is followed by at most
+        // 0.15 ms per long window, not per short one...
+        XCTAssertEqual(feed(follower, Array(repeating: 3 * ms, count: settings.steadyWindow)), [settings.maxSteadyStepNs])
+        XCTAssertEqual(feed(follower, Array(repeating: -3 * ms, count: settings.steadyWindow - 1)), [])
+        XCTAssertEqual(follower.observe(.skew(nanoseconds: -3 * ms)), -settings.maxSteadyStepNs)
+        // ...while a misplacement (over 20 ms) is removed whole.
+        XCTAssertEqual(feed(follower, Array(repeating: 485 * ms, count: settings.steadyWindow)), [485 * ms])
     }
 
-    func testADiscontinuityStartsSettlingAgainWithAnEmptyWindow() {
+    func testADiscontinuityStartsOverWithAnEmptyWindow() {
         let settings = AudioClockFollower.Settings()
         let follower = warmedUp(settings)
-        _ = feed(follower, Array(repeating: 0, count: settings.settlingObservations + 5))
+        _ = feed(follower, Array(repeating: 0, count: settings.startWindow + 5))
         // Half a window of an old timeline, then a resync (a seek): those skews must not count.
         _ = feed(follower, Array(repeating: 9 * ms, count: 4))
         XCTAssertEqual(follower.observe(.discontinuity), 0)
         XCTAssertEqual(feed(follower, Array(repeating: 7 * ms, count: settings.warmUpObservations)), [], "warm-up again")
-        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.settlingWindow)), [ms],
-                       "settling again: short window, 0.5 ms threshold, only the new timeline's skews")
+        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.startWindow)), [ms],
+                       "a start window again: short, removed whole, only the new timeline's skews")
         XCTAssertEqual(follower.statistics.discontinuities, 1)
     }
 

@@ -33,7 +33,7 @@ final class ReportTests: XCTestCase {
         XCTAssertEqual(phases.count, 2)
         for phase in phases {
             XCTAssertEqual(Set(phase.keys), ["index", "name", "views", "frames", "p50_skew_ms", "p99_skew_ms",
-                                             "max_skew_ms", "time_to_aligned_ms"])
+                                             "max_skew_ms", "time_to_aligned_ms", "slowest_first_frame_ms"])
         }
         XCTAssertEqual(phases[1]["name"] as? String, "seek +10")
         XCTAssertEqual(try XCTUnwrap(phases[1]["p50_skew_ms"] as? Double), 1.0, accuracy: 0.01)

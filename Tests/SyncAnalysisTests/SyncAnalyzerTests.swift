@@ -133,6 +133,31 @@ final class SyncAnalyzerTests: XCTestCase {
         XCTAssertEqual(result.samples.first?.clockNs, baseClockNs)
     }
 
+    /// Slowest first frame: per view, command → its first render after it; the largest over the views. A baseline
+    /// run gives each view its own command time (it seeks one independent player after another).
+    func testSlowestFirstFrameCountsFromEachViewsOwnCommand() throws {
+        let command = baseClockNs
+        // Views 1 and 2 render from 40 ms after the command (view 2 0.2 ms later); view 3 from 140.5 ms.
+        let start = command + 40_000_000
+        var frames = twoViews(indices: Array(0..<30), offsetNs: 200_000, startClockNs: start, phase: 0)
+        frames += renders(view: 3, indices: Array(3..<30), offsetNs: 500_000, startClockNs: start, startIndex: 0)
+        // A frame rendered before the command (the old timeline) does not count.
+        frames.append(FrameRecord(view: 1, mediaTimeNs: 0, renderClockNs: command - 5_000_000, rate: 1, phase: 0, item: "a"))
+        var seek = phase(0, "seek +10", from: command, to: command + 2_000_000_000)
+
+        let together = SyncAnalyzer.analyze(frames: frames, phases: [seek], mode: "coordinated").summary
+        XCTAssertEqual(try XCTUnwrap(together.phases.first?.slowestFirstFrameMs), 140.5, accuracy: 1e-3)
+
+        // View 3 got its command 100 ms after the others: its own seek → first frame is 40.5 ms, so the slowest
+        // view's own is view 3's 40.5 ms; view 2 (no entry) counts from the phase's command: 40.2 ms.
+        seek.viewCommandClockNs = ["1": command, "3": command + 100_000_000]
+        let oneByOne = SyncAnalyzer.analyze(frames: frames, phases: [seek], mode: "baseline").summary
+        XCTAssertEqual(try XCTUnwrap(oneByOne.phases.first?.slowestFirstFrameMs), 40.5, accuracy: 1e-3)
+        seek.viewCommandClockNs = ["3": command + 140_000_000]
+        let third = SyncAnalyzer.analyze(frames: frames, phases: [seek], mode: "baseline").summary
+        XCTAssertEqual(try XCTUnwrap(third.phases.first?.slowestFirstFrameMs), 40.2, accuracy: 1e-3)
+    }
+
     func testTimeToAlignedIsNilWhenViewsNeverShowTheSameFrame() {
         let frames = renders(view: 1, indices: Array(0..<30)) + renders(view: 2, indices: Array(30..<60))
         let summary = SyncAnalyzer.analyze(frames: frames, phases: [run], mode: "baseline").summary
@@ -178,8 +203,8 @@ final class SyncAnalyzerTests: XCTestCase {
         XCTAssertEqual(Set(json.keys),
                        ["mode", "views", "frames", "p50_skew_ms", "p99_skew_ms", "max_skew_ms", "phases"])
         XCTAssertEqual(Set(phase.keys), ["index", "name", "views", "frames", "p50_skew_ms", "p99_skew_ms",
-                                         "max_skew_ms", "time_to_aligned_ms"])
-        for key in ["p50_skew_ms", "p99_skew_ms", "max_skew_ms", "time_to_aligned_ms"] {
+                                         "max_skew_ms", "time_to_aligned_ms", "slowest_first_frame_ms"])
+        for key in ["p50_skew_ms", "p99_skew_ms", "max_skew_ms", "time_to_aligned_ms", "slowest_first_frame_ms"] {
             XCTAssertTrue(phase[key] is NSNull, key)
         }
         for key in ["p99_skew_ms", "max_skew_ms"] { XCTAssertTrue(json[key] is NSNull, key) }

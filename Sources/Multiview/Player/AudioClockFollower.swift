@@ -10,10 +10,17 @@ import Synchronization
 /// each hunt an audible jump. PulseAudio's start-up calibration is off by up to tens of ms.
 ///
 /// The rule here: the sink reports its skew (device time − clock time) for every buffer it renders. After a short
-/// warm-up, while settling (after each start, seek or resync) the follower takes the median of short windows and removes any
-/// skew above 0.25 ms at once; once settled it uses long windows (about a second) and acts above 0.4 ms (real
-/// devices drift a few ppm; the median of a long window hardly moves with PulseAudio's jitter, so it does not hunt). A median over a window ignores the occasional jumps in PulseAudio's timing reports, and a correction
-/// empties the window so no skew is corrected twice.
+/// warm-up following each start, seek or resync, the median of one short window is removed at once, whatever its
+/// size: that is the start's own misplacement (PulseAudio's calibration is off by up to tens of ms). From then on
+/// the follower trusts PulseAudio's clock only as far as physics goes. In a stream's first seconds its
+/// interpolated time runs off the real clock by up to ~3 ms per second, in opposite directions for two streams
+/// (measured: a follower that corrected every 0.25 ms put two views 7–9 ms apart within 3.5 s, while a null sink
+/// cannot drift at all and real devices drift ~0.01–0.1 ms per second). So the follower corrects the median of
+/// long windows (about a second) above 0.4 ms by at most 0.15 ms per window — enough to follow any real device,
+/// too little to follow PulseAudio's settling — except for medians above 20 ms, which are real misplacements
+/// (a start calibrated against a stream time that then jumped) and are removed whole. A median over a window
+/// ignores the occasional jumps in PulseAudio's timing reports, and a correction empties the window so no skew is
+/// corrected twice.
 ///
 /// Threading: `observe` runs on the sink's streaming thread; `statistics` may be read from anywhere. All state is
 /// in one `Mutex`.
@@ -22,13 +29,18 @@ public final class AudioClockFollower: Sendable {
         /// Observations ignored after a discontinuity: the sink takes in its first buffers at once to fill its
         /// device buffer, before the device clock runs, and their skews say nothing about the playout.
         public var warmUpObservations = 10
-        /// Observations per decision while settling (one per rendered buffer, 10–20 ms each).
-        public var settlingWindow = 8
-        public var settlingThresholdNs: Int64 = 250_000
-        /// How many observations after a discontinuity count as settling (~3 s of audio).
-        public var settlingObservations = 160
+        /// The one window after the warm-up (one observation per rendered buffer, 10–20 ms each) whose median
+        /// is removed whole when above `startThresholdNs`.
+        public var startWindow = 8
+        public var startThresholdNs: Int64 = 250_000
+        /// Afterwards: windows of this many observations (about a second of audio)...
         public var steadyWindow = 48
+        /// ...whose median, when above this, is corrected...
         public var steadyThresholdNs: Int64 = 400_000
+        /// ...by at most this much per window (a real device drifts less per second)...
+        public var maxSteadyStepNs: Int64 = 150_000
+        /// ...unless it is above this: a misplacement, removed whole.
+        public var misplacementNs: Int64 = 20_000_000
         /// Skews beyond this are not a playout error to correct but a calibration in progress (the sink reports
         /// times against a zero calibration until its first sync); they are ignored.
         public var plausibleSkewNs: Int64 = 1_000_000_000
@@ -49,6 +61,8 @@ public final class AudioClockFollower: Sendable {
     private struct State {
         var window: [Int64] = []
         var observationsSinceDiscontinuity = 0
+        /// The start window's decision is made (until the next discontinuity).
+        var started = false
         var statistics = Statistics()
     }
 
@@ -68,6 +82,7 @@ public final class AudioClockFollower: Sendable {
             case .discontinuity:
                 state.window.removeAll(keepingCapacity: true)
                 state.observationsSinceDiscontinuity = 0
+                state.started = false
                 state.statistics.discontinuities += 1
                 return 0
             case .skew(let skew):
@@ -77,18 +92,26 @@ public final class AudioClockFollower: Sendable {
                 }
                 state.observationsSinceDiscontinuity += 1
                 guard state.observationsSinceDiscontinuity > settings.warmUpObservations else { return 0 }
-                // Settled: the long windows start empty.
-                if state.observationsSinceDiscontinuity == settings.settlingObservations + 1 { state.window.removeAll() }
                 state.window.append(skew)
-                let settling = state.observationsSinceDiscontinuity <= settings.settlingObservations
-                guard state.window.count >= (settling ? settings.settlingWindow : settings.steadyWindow) else { return 0 }
+                guard state.window.count >= (state.started ? settings.steadyWindow : settings.startWindow) else { return 0 }
                 let median = state.window.sorted()[state.window.count / 2]
                 state.window.removeAll(keepingCapacity: true)
                 state.statistics.lastMedianSkewNs = median
-                guard abs(median) > (settling ? settings.settlingThresholdNs : settings.steadyThresholdNs) else { return 0 }
+                let correction: Int64
+                if !state.started {
+                    state.started = true
+                    correction = abs(median) > settings.startThresholdNs ? median : 0
+                } else if abs(median) > settings.misplacementNs {
+                    correction = median
+                } else if abs(median) > settings.steadyThresholdNs {
+                    correction = min(max(median, -settings.maxSteadyStepNs), settings.maxSteadyStepNs)
+                } else {
+                    correction = 0
+                }
+                guard correction != 0 else { return 0 }
                 state.statistics.corrections += 1
-                state.statistics.lastCorrectionNs = median
-                return median
+                state.statistics.lastCorrectionNs = correction
+                return correction
             }
         }
     }

@@ -100,6 +100,9 @@ public actor Player {
     private var audioFollowsSharedClock = false
     /// The follower of the current PulseAudio sink while coordinated (replaced with the sink).
     private var audioClockFollower: AudioClockFollower?
+    /// The guard on the current PulseAudio sink's clock while coordinated (see `AudioClockGuard`): armed before
+    /// every start, since the follower can only work with a sink clock that libpulse has not wrecked.
+    private var pulseClockGuard: AudioClockGuard?
     /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
     /// `primeAudioStream`).
     private var audioStreamNeedsPriming = false
@@ -390,6 +393,8 @@ public actor Player {
             .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()
         try sink.set("stream-properties", fromString:
             "props,media.role=video,application.name=Multiview,multiview.view=(string)\"\(view.number)\"" + extra)
+        // Installed now, while no thread reads the sink's clock; armed before each start of a coordinated view.
+        _ = try sink.guardAudioClock()
         return bin
     }
 
@@ -452,6 +457,7 @@ public actor Player {
     /// and an explicit base time froze pulsesink pipelines after ~2 s in our tests.
     private func followSharedClock(_ pulseSink: Element) {
         try? pulseSink.set("provide-clock", false)
+        pulseClockGuard = pulseSink.audioClockGuard
         let follower = AudioClockFollower()
         do {
             try pulseSink.setCustomAudioSlaving { follower.observe($0) }
@@ -480,6 +486,7 @@ public actor Player {
     public func releaseClock() {
         coordinationClock = nil
         audioFollowsSharedClock = false
+        pulseClockGuard = nil
         pipeline.autoClock()
         pipeline.startTime = .zero
         coordinatedWaiting = false
@@ -594,6 +601,9 @@ public actor Player {
         // in a moment, off the critical path: every participant must be started before the instant, and the
         // medium's start margin is sized by how long handing out the starts takes.
         var sinksStarted = clock != nil && !sinks.isEmpty
+        if let now = clock?.time {
+            pulseClockGuard?.arm(after: .nanoseconds(Int64(clockTime.nanoseconds) - Int64(now.nanoseconds)))
+        }
         if let clock, sinksStarted {
             for sink in sinks {
                 sink.setClock(clock)
@@ -720,6 +730,7 @@ public actor Player {
         targetState = state
         heldForBuffering = false
         updateStatus()
+        if state == .playing { pulseClockGuard?.arm() }
         let result: StateChangeResult
         do {
             result = try pipeline.setState(state)
@@ -878,6 +889,7 @@ public actor Player {
                 }
                 if percent >= 100 && (heldForBuffering || currentState == .paused) {
                     heldForBuffering = false
+                    pulseClockGuard?.arm()
                     _ = try? pipeline.setState(.playing)
                 }
             }
@@ -886,6 +898,7 @@ public actor Player {
             // The clock provider went away: re-select a clock by cycling through PAUSED.
             if targetState == .playing {
                 _ = try? pipeline.setState(.paused)
+                pulseClockGuard?.arm()
                 _ = try? pipeline.setState(.playing)
             }
         case .requestState(_, let state):
