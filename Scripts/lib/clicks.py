@@ -3,8 +3,8 @@
 Every file in Media/ has a tone (330-1100 Hz) plus a 5 kHz, 5 ms click on every second. In a recording of a sink's
 monitor where several views play, the clicks of views that are heard together overlap into one burst; clicks heard
 apart show as separate bursts, or as a longer burst when they are less than about 2 ms apart. This module finds
-the clicks and measures each one's extent; `spread = extent - one click's own extent` says how far apart the views'
-clicks were heard. Same method as the by-ear test's ClickDetector (Tests/CoordinationTests/
+the clicks and measures each one's onset and extent. Scripts/bench-audio records each view on its own channel and
+compares the onsets. Same method as the by-ear test's ClickDetector (Tests/CoordinationTests/
 PulseAudioCoordinationTests.swift), with a band-pass instead of a high-pass.
 
 Only numpy (Debian's python3-numpy 1.24 or newer). Also a command line tool:
@@ -76,7 +76,7 @@ def clicks(samples, rate=RATE):
         onsets = np.concatenate(([above[0]], above[gaps + 1]))
         first_end = above[gaps[0]] if len(gaps) else above[-1]
         result.append({
-            "time": round(float(above[0]) / rate, 4),
+            "time": round(float(above[0]) / rate, 6),
             "bursts": int(len(onsets)),
             "extent_ms": round(float(above[-1] - above[0]) / rate * 1000, 3),
             "onset_gaps_ms": [round(float(o - above[0]) / rate * 1000, 3) for o in onsets[1:]],
