@@ -100,14 +100,20 @@ public final class SyncReportRunner: Sendable {
     public let files: [String]
     public let coordinated: Bool
     public let actions: [SyncScriptAction]
+    /// Baseline runs: phase index → the seek target of the coordinated run (`PhaseRecord.seekTargetNs`), so the
+    /// baseline's views seek to the same media times (where a target falls in its GOP decides how much a seek
+    /// decodes). Phases without one seek relative to each view's own position.
+    public let seekTargets: [Int: UInt64]
     private let log: @Sendable (String) -> Void
 
     /// `files` are cycled over `views` views (9 views of 4 angles → angles repeat); `joinFile` is the media of
     /// the late joiner.
-    public init(files: [String], coordinated: Bool, actions: [SyncScriptAction], log: @escaping @Sendable (String) -> Void) {
+    public init(files: [String], coordinated: Bool, actions: [SyncScriptAction], seekTargets: [Int: UInt64] = [:],
+                log: @escaping @Sendable (String) -> Void) {
         self.files = files
         self.coordinated = coordinated
         self.actions = actions
+        self.seekTargets = seekTargets
         self.log = log
     }
 
@@ -166,9 +172,11 @@ public final class SyncReportRunner: Sendable {
                 // A late joiner is appended to `players`/`coordinations`: the next actions see it.
                 try await perform(action, players: players, coordinations: coordinations, recorder: recorder,
                                   sources: sources, addView: { try await addView(players.count + 1) },
+                                  phase: phaseIndex,
                                   viewCommanded: { view in
                                       phases[phases.count - 1].viewCommandClockNs?[String(view)] = clock.time.nanoseconds
-                                  })
+                                  },
+                                  seekTarget: { phases[phases.count - 1].seekTargetNs = $0.nanoseconds })
             } catch let error as PlayerError {
                 failures.append(error)
                 log("\(error)")
@@ -190,8 +198,8 @@ public final class SyncReportRunner: Sendable {
 
     private func perform(_ action: SyncScriptAction, players: [Player], coordinations: [PlayerCoordination],
                          recorder: SyncRecorder, sources: SourceElements,
-                         addView: () async throws -> (Player, PlayerCoordination?),
-                         viewCommanded: (Int) -> Void) async throws {
+                         addView: () async throws -> (Player, PlayerCoordination?), phase: Int,
+                         viewCommanded: (Int) -> Void, seekTarget: (ClockTime) -> Void) async throws {
         let lead = players[0]
         switch action {
         case .wait:
@@ -202,14 +210,22 @@ public final class SyncReportRunner: Sendable {
             if coordinated { try await lead.pause() } else { for p in players { try await p.pause() } }
         case .seekBy(let s):
             if coordinated {
-                try await lead.seek(by: s)
+                // What `seek(by:)` does, with the target kept for the baseline run.
+                var target = max(0, (await lead.position?.seconds ?? 0) + s)
+                if let duration = await lead.duration { target = min(target, max(0, duration.seconds - 0.1)) }
+                seekTarget(.seconds(target))
+                try await lead.seek(to: .seconds(target))
             } else {
+                let target = seekTargets[phase].map { ClockTime(nanoseconds: $0) }
+                if let target { seekTarget(target) }
                 // One independent player after another, each without waiting for the previous one's seek to
                 // finish (separate players' seek buttons pressed in turn).
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (i, p) in players.enumerated() {
                         viewCommanded(i + 1)
-                        group.addTask { try await p.seek(by: s) }
+                        group.addTask {
+                            if let target { try await p.seek(to: target) } else { try await p.seek(by: s) }
+                        }
                     }
                     try await group.waitForAll()
                 }

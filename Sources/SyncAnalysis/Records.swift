@@ -45,6 +45,9 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     /// view's own seek → first frame counts from here, not from `commandClockNs`. Nil: every view at
     /// `commandClockNs`.
     public var viewCommandClockNs: [String: UInt64]?
+    /// Seeks: the media time every view was sent to, ns (the coordinated run's target; the baseline run sends
+    /// its views to the same one, so both decode the same frames).
+    public var seekTargetNs: UInt64?
 
     public init(index: Int, name: String, commandClockNs: UInt64, endClockNs: UInt64,
                 slowestPrepareMs: Double? = nil, startMarginMs: Double? = nil) {

@@ -267,7 +267,11 @@ struct SyncReport: AsyncParsableCommand {
         var comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])?
         if baseline {
             log("baseline run (uncoordinated), \(views) views")
-            let baselineRun = try await SyncReportRunner(files: files, coordinated: false, actions: actions, log: log).run(views: views)
+            // The same seek targets as the coordinated run: both then decode the same frames per seek.
+            let targets = Dictionary(coordinatedRun.phases.compactMap { p in p.seekTargetNs.map { (p.index, $0) } },
+                                     uniquingKeysWith: { a, _ in a })
+            let baselineRun = try await SyncReportRunner(files: files, coordinated: false, actions: actions,
+                                                         seekTargets: targets, log: log).run(views: views)
             let base = SyncAnalyzer.analyze(frames: baselineRun.frames, phases: baselineRun.phases, mode: "baseline")
             summaries.append(base.summary)
             try SyncReportWriter.write(result: base, frames: baselineRun.frames, phases: baselineRun.phases,
@@ -290,7 +294,7 @@ struct SyncReport: AsyncParsableCommand {
             // The same seek in the baseline run: independent players, each seeking on its own under the same
             // load; its slowest view's seek → first frame.
             if let own = baselinePhases[phase.index]?.slowestFirstFrameMs, own > 0 {
-                line += String(format: "; %.2f × the slowest uncoordinated view's own seek → first frame in the baseline run (%.1f ms)",
+                line += String(format: "; %.2f × the slowest uncoordinated view's own seek → first frame in the baseline run, same target (%.1f ms)",
                                aligned / own, own)
             }
             // The same yardstick measured inside the group run: each view's own seek+preroll under the group's load.
