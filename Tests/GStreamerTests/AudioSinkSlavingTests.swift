@@ -14,12 +14,7 @@ final class AudioSinkSlavingTests: XCTestCase {
 
     func testAPulseSinkReportsSkewsAndMovesItsPlayoutByTheCorrectionAsked() async throws {
         // 3 s of a test tone at 48 kHz in 10 ms buffers, on the system clock (the sink must not provide it).
-        let pipeline = try Pipeline.parseLaunch("""
-            audiotestsrc num-buffers=300 samplesperbuffer=480 ! audio/x-raw,rate=48000,channels=1 \
-            ! pulsesink name=sink provide-clock=false
-            """)
-        pipeline.useClock(.systemClock())
-        let sink = try XCTUnwrap(pipeline.child(named: "sink"))
+        let (pipeline, sink) = try toneIntoPulseSink(buffers: 300)
         let correctionNs: Int64 = 5_000_000
         // Every observation in order; the 100th answers with a 5 ms correction, the others with none.
         let observations = Observed<[AudioSlavingObservation]>([])

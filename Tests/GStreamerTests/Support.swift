@@ -123,3 +123,15 @@ final class Sentinel: Sendable {}
 struct WeakBox<T: AnyObject>: @unchecked Sendable {
     weak var object: T?
 }
+
+/// `buffers` × 10 ms of a 48 kHz test tone into a pulsesink named "sink" that does not provide the clock, on the
+/// system clock (as in a coordinated view, whose sink follows a foreign clock). Needs a PulseAudio server to play.
+func toneIntoPulseSink(buffers: Int) throws -> (pipeline: Pipeline, sink: Element) {
+    let pipeline = try Pipeline.parseLaunch("""
+        audiotestsrc num-buffers=\(buffers) samplesperbuffer=480 ! audio/x-raw,rate=48000,channels=1 \
+        ! pulsesink name=sink provide-clock=false
+        """)
+    pipeline.useClock(.systemClock())
+    guard let sink = pipeline.child(named: "sink") else { throw GStreamerError.missingElement(factory: "pulsesink") }
+    return (pipeline, sink)
+}
