@@ -1,8 +1,9 @@
 import GStreamer
 import Synchronization
 
-/// Keeps one coordinated view's audio on the shared clock to within about half a millisecond, so two views'
-/// sounds are heard together and not only their frames seen together.
+/// Keeps one coordinated view's audio on the shared clock, so two views' sounds are heard together and not only
+/// their frames seen together (measured: two views' clicks 0–0.6 ms apart on an idle machine, up to ~3 ms with
+/// two CPU-bound loops running, see Scripts/bench-audio).
 ///
 /// Why not pulsesink's own `slave-method=skew`: it corrects only when a moving average of the skew passes half
 /// its `drift-tolerance` (default 40 ms, so two views were heard 20–30 ms apart with their video aligned to
