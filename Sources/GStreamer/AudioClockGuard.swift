@@ -1,5 +1,4 @@
 import CGStreamer
-import Glibc
 import Synchronization
 
 /// Shields an audio sink's own clock (the `GstAudioClock` a `GstAudioBaseSink` reads its device time from) from
@@ -32,10 +31,10 @@ public final class AudioClockGuard: Sendable {
     private let window: Duration
 
     private struct State {
-        /// Monotonic ns after which the next reading opens a window; nil when not armed.
-        var armedAfter: Int64?
-        var windowStart: Int64 = 0
-        var windowEnd: Int64 = 0
+        /// Monotonic ns (`gst_util_get_timestamp`) after which the next reading opens a window; nil when not armed.
+        var armedAfter: UInt64?
+        var windowStart: UInt64 = 0
+        var windowEnd: UInt64 = 0
         var windowBase: GstClockTime = 0
         var extrapolated = 0
         var windows = 0
@@ -55,14 +54,15 @@ public final class AudioClockGuard: Sendable {
     /// The next start of the sink's device happens no earlier than `delay` from now: the first clock reading from
     /// then on opens a window.
     public func arm(after delay: Duration = .zero) {
-        let at = Self.monotonicNs() + Self.ns(max(.zero, delay))
+        let at = Self.now() + ClockTime(max(.zero, delay)).nanoseconds
         state.withLock { $0.armedAfter = at }
     }
 
     fileprivate func time(_ clock: UnsafeMutablePointer<GstClock>?) -> GstClockTime {
-        let now = Self.monotonicNs()
+        let now = Self.now()
         let answer = state.withLock { s -> GstClockTime? in
-            guard now < s.windowEnd else { return nil }
+            // `now` was taken before the lock: another thread may have opened the window after it.
+            guard now >= s.windowStart, now < s.windowEnd else { return nil }
             s.extrapolated += 1
             return s.windowBase &+ GstClockTime(now - s.windowStart)
         }
@@ -73,7 +73,7 @@ public final class AudioClockGuard: Sendable {
             guard let after = s.armedAfter, now >= after else { return }
             s.armedAfter = nil
             s.windowStart = now
-            s.windowEnd = now + Self.ns(window)
+            s.windowEnd = now + ClockTime(window).nanoseconds
             s.windowBase = reading
             s.windows += 1
         }
@@ -84,17 +84,8 @@ public final class AudioClockGuard: Sendable {
         if let originalDestroy, let originalData { originalDestroy(originalData) }
     }
 
-    static func ns(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
-    /// CLOCK_MONOTONIC, the clock GStreamer's system clock and `AudioClockGuard.arm` count in.
-    static func monotonicNs() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    /// Monotonic ns (CLOCK_MONOTONIC, as GStreamer's system clock).
+    private static func now() -> UInt64 { UInt64(gst_util_get_timestamp()) }
 
     private static let trampoline: GstAudioClockGetTimeFunc = { clock, userData in
         guard let userData else { return ClockTime.noneRawValue }
@@ -113,9 +104,7 @@ public final class AudioClockGuard: Sendable {
     /// Throws when the element is not an audio base sink or has no clock of its own.
     static func install(on element: Element, window: Duration) throws -> AudioClockGuard {
         let clock = try audioClock(of: element)
-        if isGuarded(clock), let data = clock.pointee.user_data {
-            return Unmanaged<AudioClockGuard>.fromOpaque(data).takeUnretainedValue()
-        }
+        if let existing = guardian(of: clock) { return existing }
         guard let original = clock.pointee.func else { throw GStreamerError.notAnAudioSink(element.name) }
         let guardian = AudioClockGuard(original: original, data: clock.pointee.user_data,
                                        destroy: clock.pointee.destroy_notify, window: window)
@@ -129,14 +118,15 @@ public final class AudioClockGuard: Sendable {
 
     /// The guard installed on `element`'s audio clock, if any.
     static func installed(on element: Element) -> AudioClockGuard? {
-        guard let clock = try? audioClock(of: element), isGuarded(clock),
-              let data = clock.pointee.user_data else { return nil }
-        return Unmanaged<AudioClockGuard>.fromOpaque(data).takeUnretainedValue()
+        (try? audioClock(of: element)).flatMap(guardian(of:))
     }
 
-    private static func isGuarded(_ clock: UnsafeMutablePointer<GstAudioClock>) -> Bool {
-        guard let current = clock.pointee.func else { return false }
-        return unsafeBitCast(current, to: UnsafeRawPointer.self) == unsafeBitCast(trampoline, to: UnsafeRawPointer.self)
+    /// The guard behind `clock`'s function, nil when the function is not ours.
+    private static func guardian(of clock: UnsafeMutablePointer<GstAudioClock>) -> AudioClockGuard? {
+        guard let current = clock.pointee.func, let data = clock.pointee.user_data,
+              unsafeBitCast(current, to: UnsafeRawPointer.self) == unsafeBitCast(trampoline, to: UnsafeRawPointer.self)
+        else { return nil }
+        return Unmanaged<AudioClockGuard>.fromOpaque(data).takeUnretainedValue()
     }
 
     private static func audioClock(of element: Element) throws -> UnsafeMutablePointer<GstAudioClock> {
