@@ -211,10 +211,9 @@ public final class SyncReportRunner: Sendable {
         case .seekBy(let s):
             if coordinated {
                 // What `seek(by:)` does, with the target kept for the baseline run.
-                var target = max(0, (await lead.position?.seconds ?? 0) + s)
-                if let duration = await lead.duration { target = min(target, max(0, duration.seconds - 0.1)) }
-                seekTarget(.seconds(target))
-                try await lead.seek(to: .seconds(target))
+                let target = await lead.seekTarget(by: s)
+                seekTarget(target)
+                try await lead.seek(to: target)
             } else {
                 let target = seekTargets[phase].map { ClockTime(nanoseconds: $0) }
                 if let target { seekTarget(target) }

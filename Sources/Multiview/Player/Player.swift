@@ -328,13 +328,17 @@ public actor Player {
         publish(.seekCompleted(position: self.position ?? position))
     }
 
-    /// Relative seek, clamped to the media.
+    /// Relative seek, clamped to the media (see `seekTarget(by:)`).
     public func seek(by seconds: Double) async throws {
         if let interceptor, try await interceptor.intercept(.seekBy(seconds), player: self) { return }
-        let now = position?.seconds ?? 0
-        var target = max(0, now + seconds)
+        try await seek(to: seekTarget(by: seconds))
+    }
+
+    /// Where `seek(by:)` goes from here: the position moved by `seconds`, kept between 0 and 0.1 s before the end.
+    public func seekTarget(by seconds: Double) -> ClockTime {
+        var target = max(0, (position?.seconds ?? 0) + seconds)
         if let duration { target = min(target, max(0, duration.seconds - 0.1)) }
-        try await seek(to: .seconds(target))
+        return .seconds(target)
     }
 
     /// Changes the playback rate with a flushing accurate seek at the current position.
