@@ -41,9 +41,9 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     /// Coordinated runs: views that missed the start instant and were caught up (prepared again, started later).
     public var missedStart: Int?
     /// Baseline runs: when each view got its own command, ns, keyed by view number ("1", "2", …). The baseline
-    /// hands a command to one independent player after another, each after the previous one finished, so a
-    /// view's own seek → first frame counts from here, not from `commandClockNs`. Nil: every view at
-    /// `commandClockNs`.
+    /// hands a seek to one independent player after another (without waiting for the previous one), so a view's
+    /// own seek → first frame counts from here, not from `commandClockNs`. Nil or no entry for a view: that
+    /// view at `commandClockNs`.
     public var viewCommandClockNs: [String: UInt64]?
     /// Seeks: the media time every view was sent to, ns (the coordinated run's target; the baseline run sends
     /// its views to the same one, so both decode the same frames).

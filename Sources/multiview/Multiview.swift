@@ -291,8 +291,8 @@ struct SyncReport: AsyncParsableCommand {
             guard let aligned = phase.timeToAlignedMs, slowest > 0 else { continue }
             var line = String(format: "%@: all %d views aligned %.1f ms after the command = %.2f × the slowest single view alone",
                               phase.name, phase.views, aligned, aligned / slowest)
-            // The same seek in the baseline run: independent players, each seeking on its own under the same
-            // load; its slowest view's seek → first frame.
+            // The same seek in the baseline run: independent players sent to the same target at once; its
+            // slowest view's own seek → first frame.
             if let own = baselinePhases[phase.index]?.slowestFirstFrameMs, own > 0 {
                 line += String(format: "; %.2f × the slowest uncoordinated view's own seek → first frame in the baseline run, same target (%.1f ms)",
                                aligned / own, own)
