@@ -32,10 +32,10 @@ public protocol CoordinationMedium: Actor {
 public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let name: String
     public nonisolated let clock: Clock
-    /// How far in the future a coordinated start is placed once everyone is ready, at least: enough for "play
-    /// at C" to reach every participant and start its sinks (~0.1 ms each) before the instant. When a
-    /// participant misses an instant anyway (a loaded machine), `extraStartMargin` grows (see `runBarrier`).
-    public var startMargin: Duration = .milliseconds(3)
+    /// How far in the future a coordinated start is placed once everyone is ready, at least: enough to run
+    /// every participant's prepared start (its sinks, ~0.02-0.1 ms each) before the instant. When a participant
+    /// misses an instant anyway (a loaded machine), `extraStartMargin` grows (see `runBarrier`).
+    public var startMargin: Duration = .milliseconds(1)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
@@ -67,6 +67,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         public var generation: Int
         public var slowestPrepare: Duration
         public var startMargin: Duration
+        /// How long before the instant the medium had run every prepared start (nil when none was prepared).
+        public var startLead: Duration?
         /// How long handing "play at C" to every ready participant took (nil until it is done).
         public var startFanout: Duration?
         /// Participants that got "play at C" too late and were caught up instead.
@@ -219,53 +221,66 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
                                        expectedItemIdentifier: item, originator: originator)
         let timeout = readyTimeout
-        let results: [(ParticipantID, Duration?, String?)] = await withTaskGroup(of: (ParticipantID, Duration?, String?).self) { group in
+        typealias Prepared = (id: ParticipantID, took: Duration?, error: String?, start: (any PreparedStart)?)
+        let results: [Prepared] = await withTaskGroup(of: Prepared.self) { group in
             for id in ids {
                 guard let coordinator = members[id]?.coordinator else { continue }
                 group.addTask {
                     let started = ContinuousClock.now
                     do {
-                        try await withDeadline(timeout) { try await coordinator.perform(command) }
-                        return (id, ContinuousClock.now - started, nil)
+                        let start = try await withDeadline(timeout) { try await coordinator.prepare(command) }
+                        return (id, ContinuousClock.now - started, nil, start)
                     } catch {
-                        return (id, nil, "\(error)")
+                        return (id, nil, "\(error)", nil)
                     }
                 }
             }
-            var all: [(ParticipantID, Duration?, String?)] = []
+            var all: [Prepared] = []
             for await r in group { all.append(r) }
             return all
         }
         guard generations[item] == generation else { throw CoordinationError.superseded }
         var ready: [ParticipantID] = []
-        for (id, took, _) in results {
-            if let took {
-                members[id]?.isReady = true
-                members[id]?.lastPrepare = took
-                ready.append(id)
+        var preparedStarts: [ParticipantID: any PreparedStart] = [:]
+        for result in results {
+            if let took = result.took {
+                members[result.id]?.isReady = true
+                members[result.id]?.lastPrepare = took
+                ready.append(result.id)
+                preparedStarts[result.id] = result.start
             }
         }
         var state = target
         if target.isPlaying {
-            // The start instant must leave every participant time to start its sinks first: `startMargin`, plus
-            // an extra that doubles whenever someone missed the instant and halves after each start nobody
-            // missed. (Sizing it from the measured fan-out, as before, overestimated: the fan-out's end includes
-            // the answers' way back and the pipelines catching up behind their sinks, neither of which must fit.)
-            // Handing out the starts costs more with more participants on the same cores: 9 views missed a 3 ms
-            // instant in 2 of 5 seeks (each miss ~150-250 ms of catch-up), 4 views none in 30.
-            let crowd = Duration.microseconds(500) * max(0, ready.count - 4)
+            // The start instant must leave time to start every participant's sinks first: `startMargin`, plus an
+            // extra that doubles whenever someone missed the instant and halves after each start nobody missed,
+            // plus a little per participant beyond four. With the starts run here (below) four views are started
+            // 0.75-0.92 ms before a 1 ms instant and nine 1.2-1.3 ms before a 1.5 ms one (sync-report, 2 cores);
+            // each miss would cost ~150-250 ms of catch-up.
+            let crowd = Duration.microseconds(100) * max(0, ready.count - 4)
             let margin = startMargin + extraStartMargin + crowd
-            let start = clock.time + ClockTime(margin)
+            // Prepared starts are run by the medium itself, in one loop on this thread raised to real-time
+            // priority (~0.02-0.1 ms per participant), and the instant is chosen inside that section too: at normal
+            // priority, decoders and demuxers on the same cores pre-empted this task for up to 1.5 ms between
+            // choosing the instant and starting the first participant. "Play at C" still goes to every
+            // participant below: it finds its start done and updates the participant's own state; a participant
+            // without a prepared start (a delegate, a target that moved on) starts there, or is caught up.
+            let direct = ready.sorted().compactMap { preparedStarts[$0] }
+            let clock = self.clock
+            let fanoutBegan = ContinuousClock.now
+            let (start, lead): (ClockTime, Duration) = RealtimeSection.run {
+                let start = clock.time + ClockTime(margin)
+                for prepared in direct { prepared.start(at: start) }
+                return (start, .nanoseconds(Int64(start.nanoseconds) - Int64(clock.time.nanoseconds)))
+            }
             lastBarrierTiming = BarrierTiming(generation: generation,
-                                              slowestPrepare: results.compactMap(\.1).max() ?? .zero,
-                                              startMargin: margin)
+                                              slowestPrepare: results.compactMap(\.took).max() ?? .zero,
+                                              startMargin: margin, startLead: direct.isEmpty ? nil : lead)
             state.anchorClock = start
             groups[item] = state
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
                                         expectedItemIdentifier: item, originator: originator)
-            let fanoutBegan = ContinuousClock.now
             let starters = ready.sorted().compactMap { id in members[id].map { (id, $0.coordinator) } }
-            let clock = self.clock
             // A participant that got "play at C" only after C says so (missedStartInstant) and stays prepared
             // instead of starting late. (Judging by when `perform` returned would also catch participants that did
             // start in time and were merely slow to answer, and re-prepare them for nothing.)
@@ -307,8 +322,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             for id in ready.sorted() { try? await members[id]?.coordinator.perform(pause) }
         }
         await broadcastParticipants()
-        if let failed = results.first(where: { $0.1 == nil }) {
-            throw CoordinationError.participantNotReady(failed.0, failed.2 ?? "unknown")
+        if let failed = results.first(where: { $0.took == nil }) {
+            throw CoordinationError.participantNotReady(failed.id, failed.error ?? "unknown")
         }
     }
 

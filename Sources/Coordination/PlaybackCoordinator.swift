@@ -16,6 +16,25 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     func setWaiting(_ waiting: Bool) async
     /// The participant is detached from the group (suspended): local commands must keep normal timing.
     func setDetached(_ detached: Bool) async
+    /// Carries out a buffer command like `perform`, and may return the start it prepared, for the medium to run
+    /// itself at the common instant (see `PreparedStart`). The default performs and returns nil.
+    func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)?
+}
+
+extension CoordinatedPlaybackTarget {
+    public func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
+        try await perform(command)
+        return nil
+    }
+}
+
+/// A participant's start, prepared so that the medium can run it directly: all participants are started in one
+/// synchronous loop, instead of one actor hop (or several) per participant before the instant.
+public protocol PreparedStart: AnyObject, Sendable {
+    /// Starts output so that the prepared media time is rendered at `clockTime`. Synchronous and short; true
+    /// when started for this instant (also by an earlier call), false when the instant has passed or the
+    /// participant has moved on (the medium then sends "play at" as usual and catches it up).
+    func start(at clockTime: ClockTime) -> Bool
 }
 
 /// Supplies a custom item identifier (for a local copy of the same content, a composition without a URL, or
@@ -188,12 +207,25 @@ public actor PlaybackCoordinator {
     /// A command from the group for this participant's playback object (ignored while suspended, and when it
     /// is about another item).
     func perform(_ command: DelegatedCommand) async throws {
-        guard suspensions.isEmpty else { return }
-        guard command.expectedItemIdentifier == itemIdentifier else { return }
+        guard let target = try accept(command) else { return }
+        try await target.perform(command)
+    }
+
+    /// A buffer command from the group, returning the start the target prepared (nil when it has none, or when
+    /// the command was ignored: suspended, another item).
+    func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
+        guard let target = try accept(command) else { return nil }
+        return try await target.prepare(command)
+    }
+
+    /// The target a group command goes to, logged; nil when it is ignored (suspended, another item).
+    private func accept(_ command: DelegatedCommand) throws -> CoordinatedPlaybackTarget? {
+        guard suspensions.isEmpty else { return nil }
+        guard command.expectedItemIdentifier == itemIdentifier else { return nil }
         commandLog.append(command)
         if commandLog.count > 500 { commandLog.removeFirst(commandLog.count - 500) }
         guard let target else { throw CoordinationError.notConnected }
-        try await target.perform(command)
+        return target
     }
 
     func deliver(_ event: CoordinatorEvent) {

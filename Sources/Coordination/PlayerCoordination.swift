@@ -119,8 +119,17 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         }
     }
 
+    public func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
+        try await perform(command)
+        guard case .buffer = command.kind else { return nil }
+        return await player.preparedStart
+    }
+
     public func currentItemTime() async -> ClockTime? { await player.position }
     public func isPlaying() async -> Bool { await player.currentStatus.state == .playing }
     public func setWaiting(_ waiting: Bool) async { await player.setWaitingForCoordinatedPlayback(waiting) }
     public func setDetached(_ detached: Bool) async { if detached { await player.useLocalTiming() } }
 }
+
+/// The player's prepared start is what the medium runs at the common instant.
+extension PreparedSinkStart: PreparedStart {}

@@ -29,6 +29,8 @@ public final class SyncRecorder: Sendable {
         var pendingRate: Double?
         var rates: [Int: Double] = [:]
         var items: [Int: String] = [:]
+        /// Each view's current segment start while playing forward (see `presentedMediaTime`).
+        var segmentStarts: [Int: ClockTime] = [:]
     }
     private let state = Mutex(State())
     private let connections = Mutex<[Int: (handoff: SignalConnection, segments: PadProbe)]>([:])
@@ -54,7 +56,8 @@ public final class SyncRecorder: Sendable {
             let now = clock.time
             guard let self, let pts = args.bufferTimestamp(at: 1) else { return }
             self.state.withLock { s in
-                s.frames.append(FrameRecord(view: view, mediaTimeNs: pts.nanoseconds, renderClockNs: now.nanoseconds,
+                let media = SyncRecorder.presentedMediaTime(pts: pts, segmentStart: s.segmentStarts[view])
+                s.frames.append(FrameRecord(view: view, mediaTimeNs: media.nanoseconds, renderClockNs: now.nanoseconds,
                                             rate: s.rates[view] ?? 1.0, phase: s.viewPhases[view] ?? s.phase,
                                             item: s.items[view] ?? ""))
             }
@@ -62,6 +65,7 @@ public final class SyncRecorder: Sendable {
         let segments = try sink.staticPad("sink").addProbe(.eventDownstream) { [weak self] info in
             guard let self, info.eventName == "segment" else { return .ok }
             self.state.withLock { s in
+                s.segmentStarts[view] = (info.segmentRate ?? 1) > 0 ? info.segmentStart : nil
                 guard s.awaitingSegment.remove(view) != nil else { return }
                 s.viewPhases[view] = s.phase
                 if let rate = s.pendingRate ?? info.segmentRate { s.rates[view] = rate }
@@ -69,6 +73,17 @@ public final class SyncRecorder: Sendable {
             return .ok
         }
         connections.withLock { $0[view] = (handoff, segments) }
+    }
+
+    /// The media time a frame is presented from: its PTS, or the segment start when the frame begins before it.
+    /// After an accurate seek (or a late join) to a time between two frames, the first frame starts before the
+    /// segment; the sink synchronises it on the clipped start, so it appears at the clock time of the segment
+    /// start, which is the group's time for that media time. Recording its PTS instead would count it as late
+    /// by up to a frame duration against views that showed the same frame from its beginning, though every
+    /// view shows the same picture at every instant. Forward playback only: backwards, sinks sync on the stop.
+    static func presentedMediaTime(pts: ClockTime, segmentStart: ClockTime?) -> ClockTime {
+        guard let segmentStart, segmentStart > pts else { return pts }
+        return segmentStart
     }
 
     public func detach(view: Int) { _ = connections.withLock { $0.removeValue(forKey: view) } }
@@ -102,5 +117,10 @@ public final class SyncRecorder: Sendable {
     }
 
     public var frames: [FrameRecord] { state.withLock { $0.frames } }
+    /// The first frame recorded in `phase`, without copying the records (a copy taken while views record would
+    /// make their next append copy the whole array inside the lock, on a streaming thread).
+    public func firstFrame(inPhase phase: Int) -> FrameRecord? {
+        state.withLock { s in s.frames.first(where: { $0.phase == phase }) }
+    }
     public var frameCount: Int { state.withLock { $0.frames.count } }
 }

@@ -185,6 +185,7 @@ public final class SyncReportRunner: Sendable {
                 lastTiming = timing
                 phases[phases.count - 1].slowestPrepareMs = timing.slowestPrepare.inSeconds * 1000
                 phases[phases.count - 1].startMarginMs = timing.startMargin.inSeconds * 1000
+                phases[phases.count - 1].startLeadMs = timing.startLead.map { $0.inSeconds * 1000 }
                 phases[phases.count - 1].startFanoutMs = timing.startFanout.map { $0.inSeconds * 1000 }
                 phases[phases.count - 1].missedStart = timing.missedStart
             }
@@ -349,7 +350,7 @@ public enum SingleViewSeekProbe {
                 try await player.seekLocally(to: target)
                 let deadline = ContinuousClock.now + .seconds(5)
                 while ContinuousClock.now < deadline {
-                    if let first = recorder.frames.first(where: { $0.phase == attempt + 1 }) {
+                    if let first = recorder.firstFrame(inPhase: attempt + 1) {
                         samples.append(Double(first.renderClockNs &- command.nanoseconds) / 1e6)
                         break
                     }

@@ -44,6 +44,27 @@ public struct RealtimeStreamThreads: Sendable {
     }
 }
 
+/// Runs a short, synchronous piece of work with the calling thread at real-time priority, then puts the
+/// thread's own policy back. For deadline work on a shared thread (a Swift cooperative-pool thread starting
+/// sinks before a start instant): at normal priority, decoders and demuxers filling their queues on the same
+/// two cores pre-empt it for milliseconds. The body must not suspend (it is synchronous, so it cannot `await`)
+/// and must be short: nothing else of normal priority runs on that core meanwhile. Without CAP_SYS_NICE the
+/// policy change is refused and the body simply runs at the thread's priority.
+public enum RealtimeSection {
+    public static func run<T>(priority: Int32 = 10, _ body: () throws -> T) rethrows -> T {
+        let thread = pthread_self()
+        var policy: Int32 = 0
+        var previous = sched_param()
+        let known = pthread_getschedparam(thread, &policy, &previous) == 0
+        var raised = sched_param()
+        raised.sched_priority = priority
+        let changed = known && policy != Int32(SCHED_FIFO)
+            && pthread_setschedparam(thread, Int32(SCHED_FIFO), &raised) == 0
+        defer { if changed { _ = pthread_setschedparam(thread, policy, &previous) } }
+        return try body()
+    }
+}
+
 /// An owned `GstBus`. Messages are delivered by a *sync handler*: GStreamer calls it on the posting thread,
 /// it copies the message into a `BusMessage` and yields it into an `AsyncStream`. Nothing polls; nothing is
 /// dropped; order is the posting order as seen by the bus.

@@ -58,6 +58,10 @@ public struct PadProbeInfo: Sendable {
     /// For a segment event: the playback rate it carries (rate × applied rate), so a probe can tell which
     /// timeline the buffers after it belong to.
     public var segmentRate: Double?
+    /// For a TIME segment event: its start and stop in the buffers' timestamp domain (nil when unset). A sink
+    /// synchronises a buffer that begins before `segmentStart` on the clipped start, not on its PTS.
+    public var segmentStart: ClockTime?
+    public var segmentStop: ClockTime?
 }
 
 /// Token of an installed pad probe: removes the probe when released.
@@ -94,7 +98,13 @@ public final class PadProbe: @unchecked Sendable {
             if event.pointee.type == GST_EVENT_SEGMENT {
                 var segment: UnsafePointer<GstSegment>?
                 gst_event_parse_segment(event, &segment)
-                if let segment { swiftInfo.segmentRate = segment.pointee.rate * segment.pointee.applied_rate }
+                if let segment {
+                    swiftInfo.segmentRate = segment.pointee.rate * segment.pointee.applied_rate
+                    if segment.pointee.format == GST_FORMAT_TIME {
+                        swiftInfo.segmentStart = ClockTime(raw: segment.pointee.start)
+                        swiftInfo.segmentStop = ClockTime(raw: segment.pointee.stop)
+                    }
+                }
             }
         }
         let result = handler.body(swiftInfo)

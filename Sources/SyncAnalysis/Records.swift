@@ -36,7 +36,11 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var slowestPrepareMs: Double?
     /// Coordinated runs: the start margin the medium added after every view was ready, ms.
     public var startMarginMs: Double?
-    /// Coordinated runs: how long handing "play at C" to every view took, ms (must stay within the margin).
+    /// Coordinated runs: how long before the instant the medium had started every view's sinks, ms (the
+    /// margin's unused part; nil when no view had a prepared start).
+    public var startLeadMs: Double?
+    /// Coordinated runs: how long handing "play at C" to every view took, ms, answers included (each view's
+    /// own bookkeeping; its sinks were started before, see `startLeadMs`).
     public var startFanoutMs: Double?
     /// Coordinated runs: views that missed the start instant and were caught up (prepared again, started later).
     public var missedStart: Int?

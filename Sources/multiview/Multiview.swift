@@ -301,6 +301,9 @@ struct SyncReport: AsyncParsableCommand {
             if let prepare = records[phase.index]?.slowestPrepareMs, let margin = records[phase.index]?.startMarginMs, prepare > 0 {
                 line += String(format: "; slowest view's own seek+preroll in the group %.1f ms + start margin %.1f ms (%.2f ×)",
                                prepare, margin, aligned / prepare)
+                if let lead = records[phase.index]?.startLeadMs {
+                    line += String(format: ", every view started %.2f ms before the instant", lead)
+                }
                 if let fanout = records[phase.index]?.startFanoutMs { line += String(format: ", start fan-out %.1f ms", fanout) }
                 if let missed = records[phase.index]?.missedStart, missed > 0 { line += ", \(missed) view(s) missed the instant and caught up" }
             }

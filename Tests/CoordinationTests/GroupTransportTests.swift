@@ -294,6 +294,70 @@ final class SinksFirstStartTests: XCTestCase {
         await player.stop()
     }
 
+    /// The medium runs a player's prepared start itself (before the instant); the player's own "play at C", even
+    /// when it comes after the instant, then only follows: it does not refuse, restart or move anything.
+    func testAStartRunByTheMediumIsFollowedByThePlayerEvenAfterTheInstant() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let player = try await preparedPlayer(named: "direct", medium, recorder)
+        let prepared = try unwrap(await player.preparedStart)
+        let sinks = player.pipeline.leafSinks()
+        let at = medium.clock.time + .milliseconds(100)
+        XCTAssertTrue(prepared.start(at: at))
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .playing, count: sinks.count),
+                       "the prepared start did not start the sinks")
+        XCTAssertTrue(prepared.start(at: at), "running it again for the same instant is not an error")
+        XCTAssertFalse(prepared.start(at: at + .milliseconds(40)), "one prepared start, one instant")
+        try await Task.sleep(for: .milliseconds(200))   // past the instant and its late tolerance
+        let followed = try await player.startCoordinated(at: at)
+        XCTAssertTrue(followed, "the player refused a start that had been run in time")
+        let playing = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
+        XCTAssertTrue(playing, "the pipeline never followed its sinks")
+        try await Task.sleep(for: .milliseconds(300))
+        let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 })
+        XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
+        XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
+        let status = await player.currentStatus
+        XCTAssertEqual(status.state, .playing)
+        recorder.detachAll()
+        await player.stop()
+    }
+
+    /// A prepared start the player has moved on from (prepared again for a newer command) starts nothing.
+    func testAStartThePlayerMovedOnFromStartsNothing() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let player = try await preparedPlayer(named: "stale", medium, recorder)
+        let stale = try unwrap(await player.preparedStart)
+        try await player.prepareCoordinated(at: .seconds(4), rate: 1)
+        let prepared = recorder.frameCount
+        XCTAssertFalse(stale.start(at: medium.clock.time + .milliseconds(50)), "a withdrawn start ran")
+        let sinks = player.pipeline.leafSinks()
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .paused, count: sinks.count))
+        try await Task.sleep(for: .milliseconds(400))
+        XCTAssertEqual(recorder.frameCount, prepared, "frames rendered from a withdrawn start")
+        let fresh = await player.preparedStart
+        XCTAssertNotNil(fresh)
+        XCTAssertFalse(fresh === stale, "the new preparation has its own start")
+        recorder.detachAll()
+        await player.stop()
+    }
+
+    /// In a group, the medium starts every prepared view itself, ahead of the instant, well within the margin.
+    func testTheMediumStartsEveryViewBeforeTheInstant() async throws {
+        let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
+        try await set.views[0].coordinator.coordinatePlay()
+        try await set.views[1].coordinator.coordinateSeek(to: .seconds(3))
+        let timing = try unwrap(await set.medium.lastBarrierTiming)
+        let lead = try unwrap(timing.startLead, "the medium ran no prepared start")
+        XCTAssertGreaterThan(lead, .zero, "the starts were done only after the instant")
+        XCTAssertLessThanOrEqual(lead, timing.startMargin)
+        XCTAssertEqual(timing.missedStart, 0)
+        let sinks = set.players.flatMap { $0.pipeline.leafSinks() }
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .playing, count: sinks.count))
+        for player in set.players { await player.stop() }
+    }
+
     func testAPauseRightAfterTheStartPausesTheSinksToo() async throws {
         let medium = PlaybackCoordinationMedium()
         let recorder = SyncRecorder(clock: medium.clock)

@@ -46,6 +46,29 @@ final class SyncRecorderTests: XCTestCase {
                       "phase 1 holds only frames of the new timeline (min \(newTimeline.map(\.mediaTimeNs).min() ?? 0) ns)")
     }
 
+    /// After an accurate seek between two frames, the first frame begins before the segment: the sink shows it
+    /// at the segment start's clock time, and the recorder files it under that media time, not its PTS.
+    func testAFrameClippedBySeekIsRecordedAtTheSegmentStart() async throws {
+        let (recorder, player) = try await recordedPlayer()
+        try await Task.sleep(for: .milliseconds(300))
+        recorder.setPhase(1, untilNewSegment: true)
+        let target = ClockTime(nanoseconds: 10_016_000_000)   // angle1 is 30 fps: frames at 10.000 and 10.033 s
+        try await player.seekLocally(to: target)
+        try await Task.sleep(for: .milliseconds(500))
+        recorder.detachAll()
+        await player.stop()
+
+        let frames = recorder.frames.filter { $0.phase == 1 }.sorted { $0.renderClockNs < $1.renderClockNs }
+        XCTAssertGreaterThan(frames.count, 5)
+        let first = try unwrap(frames.first), second = try unwrap(frames.dropFirst().first)
+        XCTAssertEqual(first.mediaTimeNs, target.nanoseconds, "the clipped frame is filed under the segment start")
+        XCTAssertEqual(Double(second.mediaTimeNs) / 1e9, 10.0333, accuracy: 0.001, "the next frame keeps its PTS")
+        // What justifies it: the sink showed the clipped frame for the rest of its duration only (~17 ms), not a
+        // whole frame (33 ms) as it would had it been synchronised on its PTS.
+        let shownFor = Double(second.renderClockNs - first.renderClockNs) / 1e6
+        XCTAssertEqual(shownFor, 17.3, accuracy: 8, "the first frame was shown for \(shownFor) ms")
+    }
+
     func testAPhaseWithoutFlushStartsAtOnce() async throws {
         let (recorder, player) = try await recordedPlayer()
         let clock = recorder.clock

@@ -106,10 +106,9 @@ public actor Player {
     /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
     /// `primeAudioStream`).
     private var audioStreamNeedsPriming = false
-    /// The pipeline latency measured at the end of `prepareCoordinated`, used by the next `startCoordinated`.
-    private var preparedLatency: ClockTime?
-    /// The sinks of the prepared pipeline (found at the end of `prepareCoordinated`), started ahead of it.
-    private var preparedSinks: [Element]?
+    /// The start made at the end of `prepareCoordinated`, run by the medium or by the next `startCoordinated`;
+    /// withdrawn when anything else changes the pipeline first.
+    private var pendingStart: PreparedSinkStart?
     /// `startCoordinated` started the sinks and the pipeline has not followed yet (`completeCoordinatedStart`).
     /// Meanwhile the pipeline reads PAUSED with its sinks PLAYING, so any other state change brings the pipeline
     /// up first: a PAUSED request would otherwise be a no-op that leaves the sinks playing.
@@ -305,6 +304,7 @@ public actor Player {
 
     /// Stops and releases the decoders (NULL state). The pipeline can be played again.
     public func stop() {
+        withdrawPendingStart()
         completeCoordinatedStart()
         targetState = .null
         _ = try? pipeline.setState(.null)
@@ -508,6 +508,7 @@ public actor Player {
     /// place it on the shared clock exactly.
     public func prepareCoordinated(at time: ClockTime, rate newRate: Double, timeout: Duration = .seconds(20)) async throws {
         try checkNotFailed()
+        withdrawPendingStart()
         coordinatedWaiting = true
         updateStatus()
         // PAUSED first, then the seek: seeking while the PLAYING→PAUSED change is still pending can lose the
@@ -527,10 +528,9 @@ public actor Player {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
-        // Asked now, while the group waits for the slowest view anyway, so that the start itself is as short as
+        // Made now, while the group waits for the slowest view anyway, so that the start itself is as short as
         // possible (every view's start must land before the instant; see the medium's start margin).
-        preparedLatency = pipeline.queryLatency()?.minimum ?? .zero
-        preparedSinks = pipeline.leafSinks()
+        pendingStart = makeSinkStart()
     }
 
     /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
@@ -573,9 +573,14 @@ public actor Player {
     /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
     public static let lateStartTolerance: Duration = .milliseconds(1)
 
+    /// The start prepared by the last `prepareCoordinated`, for a coordination medium to run itself (see
+    /// `PreparedSinkStart`); nil when there is none (no shared clock, no sinks).
+    public var preparedStart: PreparedSinkStart? { pendingStart }
+
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
     /// clock: base time = clockTime − pipeline latency, its sinks to PLAYING at once, the rest of the pipeline
-    /// right after. No position is nudged afterwards.
+    /// at the instant. No position is nudged afterwards. When a medium already ran `preparedStart` for this
+    /// instant, only the player's own state follows.
     ///
     /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant passed
     /// more than `lateStartTolerance` ago: started that late, it would render its first frames late and rush to
@@ -583,39 +588,30 @@ public actor Player {
     @discardableResult
     public func startCoordinated(at clockTime: ClockTime) throws -> Bool {
         try checkNotFailed()
-        // The pipeline only hands its clock to elements at PAUSED→PLAYING, so ask the adopted clock itself.
-        let clock = coordinationClock ?? pipeline.clock
-        if let now = clock?.time, now >= clockTime + ClockTime(Player.lateStartTolerance) { return false }
-        let latency = preparedLatency ?? pipeline.queryLatency()?.minimum ?? .zero
-        let sinks = preparedSinks ?? pipeline.leafSinks()
-        preparedLatency = nil
-        preparedSinks = nil
         completeCoordinatedStart()
-        let baseTime = clockTime - latency
-        pipeline.startTime = nil
-        pipeline.baseTime = baseTime
+        // Only sinks wait on the clock, so starting them is the whole start: a few element state changes
+        // (~0.1 ms) instead of the whole pipeline's (0.3–4 ms for playbin3 on two cores).
+        let prepared = pendingStart ?? makeSinkStart()
+        pendingStart = nil
+        var sinksStarted = false
+        if let prepared {
+            guard RealtimeSection.run({ prepared.start(at: clockTime) }) else { return false }
+            if case .started(_, let started) = prepared.withdraw() { sinksStarted = started }
+        } else {
+            let clock = coordinationClock ?? pipeline.clock
+            if let now = clock?.time, now >= clockTime + ClockTime(Player.lateStartTolerance) { return false }
+            pipeline.startTime = nil
+            pipeline.baseTime = clockTime - (pipeline.queryLatency()?.minimum ?? .zero)
+        }
         targetState = .playing
         heldForBuffering = false
         rearmVideoFlowWatch()
         // Still waiting until the instant itself: the pipeline is PLAYING at once, but nothing is shown before
         // `clockTime`, and a status saying "playing" earlier would be a lie a script could act on.
         coordinatedWaiting = true
-        // Only sinks wait on the clock, so starting them is the whole start: a few element state changes
-        // (~0.1 ms) instead of the whole pipeline's (0.3–4 ms for playbin3 on two cores). The pipeline follows
-        // in a moment, off the critical path: every participant must be started before the instant, and the
-        // medium's start margin is sized by how long handing out the starts takes.
-        var sinksStarted = clock != nil && !sinks.isEmpty
-        if let now = clock?.time {
-            pulseClockGuard?.arm(after: .nanoseconds(Int64(clockTime.nanoseconds) - Int64(now.nanoseconds)))
-        }
-        if let clock, sinksStarted {
-            for sink in sinks {
-                sink.setClock(clock)
-                sink.baseTime = baseTime
-                if (try? sink.setState(.playing)) == nil { sinksStarted = false }
-            }
-        }
         if sinksStarted {
+            // The rest of the pipeline follows in a moment, off the critical path. (Deferred to the instant
+            // instead, the by-ear test's hand-started control heard a 20 ms offset as 16 ms in 1 run of 4.)
             sinksAheadOfPipeline = true
             Task { [weak self] in await self?.completeCoordinatedStart() }
         } else {
@@ -626,7 +622,7 @@ public actor Player {
             }
         }
         let change = coordinatedWaitingChanges
-        let now = clock?.time ?? clockTime
+        let now = (coordinationClock ?? pipeline.clock)?.time ?? clockTime
         if clockTime > now {
             let wait = Duration.nanoseconds(Int64(clockTime.nanoseconds - now.nanoseconds))
             Task { [weak self] in
@@ -639,6 +635,24 @@ public actor Player {
         updateStatus()
         publish(.rateChanged(rate))
         return true
+    }
+
+    /// A start for the pipeline as it is now (nil without a shared clock or sinks).
+    private func makeSinkStart() -> PreparedSinkStart? {
+        // The pipeline only hands its clock to elements at PAUSED→PLAYING, so ask the adopted clock itself.
+        guard let clock = coordinationClock ?? pipeline.clock else { return nil }
+        let sinks = pipeline.leafSinks()
+        guard !sinks.isEmpty else { return nil }
+        return PreparedSinkStart(pipeline: pipeline, sinks: sinks, clock: clock,
+                                 latency: pipeline.queryLatency()?.minimum ?? .zero, audioClockGuard: pulseClockGuard)
+    }
+
+    /// Takes back a prepared start nobody has run; one a medium ran meanwhile counts as started ahead of the
+    /// pipeline (so the next state change brings the pipeline up first).
+    private func withdrawPendingStart() {
+        guard let prepared = pendingStart else { return }
+        pendingStart = nil
+        if case .started(_, let sinksStarted) = prepared.withdraw(), sinksStarted { sinksAheadOfPipeline = true }
     }
 
     /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children
@@ -710,6 +724,7 @@ public actor Player {
     /// "seeking" until the pipeline has prerolled at `position` (and `thenWait`, if given, is done).
     private func flushingSeek(to position: ClockTime, rate: Double, flags: Element.SeekFlags, timeout: Duration,
                               thenWait: (() async throws -> Void)? = nil) async throws {
+        withdrawPendingStart()
         completeCoordinatedStart()
         seekInFlight = true
         reachedEnd = false
@@ -730,6 +745,7 @@ public actor Player {
     }
 
     private func changeState(to state: ElementState, timeout: Duration) async throws {
+        withdrawPendingStart()
         completeCoordinatedStart()
         targetState = state
         heldForBuffering = false
@@ -815,6 +831,7 @@ public actor Player {
 
     private func fail(_ error: PlayerError) {
         guard failure == nil else { return }
+        withdrawPendingStart()
         completeCoordinatedStart()
         failure = error
         targetState = .null
@@ -977,6 +994,7 @@ public actor Player {
     }
 
     private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
+        withdrawPendingStart()
         completeCoordinatedStart()
         guard failure == nil, case .pulse(let device) = configuration.audio else { return }
         _ = try? pipeline.setState(.null)
