@@ -34,8 +34,9 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let clock: Clock
     /// How far in the future a coordinated start is placed once everyone is ready, at least: enough to run
     /// every participant's prepared start (its sinks, ~0.02-0.1 ms each) before the instant. When a participant
-    /// misses an instant anyway (a loaded machine), `extraStartMargin` grows (see `runBarrier`).
-    public var startMargin: Duration = .milliseconds(1)
+    /// misses an instant anyway (a loaded machine), `extraStartMargin` grows (see `runBarrier`). Sized for the
+    /// audio sinks, which place their first samples more precisely with a little more lead (see `runBarrier`).
+    public var startMargin: Duration = .milliseconds(2)
     /// How long a participant may take to get ready before the group starts without it.
     public var readyTimeout: Duration = .seconds(10)
 
@@ -255,8 +256,10 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             // The start instant must leave time to start every participant's sinks first: `startMargin`, plus an
             // extra that doubles whenever someone missed the instant and halves after each start nobody missed,
             // plus a little per participant beyond four. With the starts run here (below) four views are started
-            // 0.75-0.92 ms before a 1 ms instant and nine 1.2-1.3 ms before a 1.5 ms one (sync-report, 2 cores);
-            // each miss would cost ~150-250 ms of catch-up.
+            // ~0.8 ms after the instant is chosen, nine ~0.3 ms after (sync-report, 2 cores), so 1 ms would do for
+            // video; 2 ms is for the audio: with 1 ms, two views' clicks were heard 1.5-3.6 ms apart in 4 of 18
+            // bench-audio runs, with 2 ms at most 1.04 ms in 12 runs (1.88 ms under two CPU-hog loops, 6 runs).
+            // Each miss would cost ~150-250 ms of catch-up.
             let crowd = Duration.microseconds(100) * max(0, ready.count - 4)
             let margin = startMargin + extraStartMargin + crowd
             // Prepared starts are run by the medium itself, in one loop on this thread raised to real-time

@@ -336,9 +336,18 @@ final class SinksFirstStartTests: XCTestCase {
         XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .paused, count: sinks.count))
         try await Task.sleep(for: .milliseconds(400))
         XCTAssertEqual(recorder.frameCount, prepared, "frames rendered from a withdrawn start")
-        let fresh = await player.preparedStart
-        XCTAssertNotNil(fresh)
+        let fresh = try unwrap(await player.preparedStart)
         XCTAssertFalse(fresh === stale, "the new preparation has its own start")
+
+        // Run by a medium, then the player moves on before taking it up: the sinks go back to PAUSED.
+        XCTAssertTrue(fresh.start(at: medium.clock.time + .milliseconds(300)))
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .playing, count: sinks.count))
+        try await player.prepareCoordinated(at: .seconds(6), rate: 1)
+        XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .paused, count: sinks.count),
+                       "sinks a medium started kept playing after the player moved on")
+        let movedOn = recorder.frameCount
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(recorder.frameCount, movedOn, "frames rendered from a start the player moved on from")
         recorder.detachAll()
         await player.stop()
     }

@@ -579,7 +579,7 @@ public actor Player {
 
     /// Starts a prepared pipeline so that its prepared media time is rendered at `clockTime` on the shared
     /// clock: base time = clockTime − pipeline latency, its sinks to PLAYING at once, the rest of the pipeline
-    /// at the instant. No position is nudged afterwards. When a medium already ran `preparedStart` for this
+    /// right after. No position is nudged afterwards. When a medium already ran `preparedStart` for this
     /// instant, only the player's own state follows.
     ///
     /// Returns false, and leaves the pipeline prepared (PAUSED) without starting it, when the instant passed
@@ -647,12 +647,15 @@ public actor Player {
                                  latency: pipeline.queryLatency()?.minimum ?? .zero, audioClockGuard: pulseClockGuard)
     }
 
-    /// Takes back a prepared start nobody has run; one a medium ran meanwhile counts as started ahead of the
-    /// pipeline (so the next state change brings the pipeline up first).
+    /// Takes back the prepared start before the player moves on. One a medium ran just before, which this player
+    /// never took up (its "play at C" has not arrived), is undone: the sinks go back to the prepared pipeline's
+    /// PAUSED, so whatever comes next starts from a consistent pipeline.
     private func withdrawPendingStart() {
         guard let prepared = pendingStart else { return }
         pendingStart = nil
-        if case .started(_, let sinksStarted) = prepared.withdraw(), sinksStarted { sinksAheadOfPipeline = true }
+        if case .started = prepared.withdraw() {
+            for sink in prepared.sinks { _ = try? sink.setState(.paused) }
+        }
     }
 
     /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children
