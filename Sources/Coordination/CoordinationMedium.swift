@@ -51,6 +51,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     private var members: [ParticipantID: Member] = [:]
     private var groups: [String: GroupState] = [:]
     private var generations: [String: Int] = [:]
+    /// The barrier of each item's command being prepared (see `StartBarrier`).
+    private var startBarriers: [String: StartBarrier] = [:]
     /// Items whose group is held because a participant is suspended for a reason others wait for.
     private var waitingFor: [String: Set<ParticipantID>] = [:]
 
@@ -68,8 +70,10 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         public var generation: Int
         public var slowestPrepare: Duration
         public var startMargin: Duration
-        /// How long before the instant the medium had run every prepared start (nil when none was prepared).
+        /// How long before the instant every prepared start had been run (nil when none was prepared).
         public var startLead: Duration?
+        /// The last participant to be ready started the group itself (`StartBarrier`), not the medium.
+        public var startedByLastReady = false
         /// How long handing "play at C" to every ready participant took (nil until it is done).
         public var startFanout: Duration?
         /// Participants that got "play at C" too late and were caught up instead.
@@ -203,6 +207,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     }
 
     private func bump(_ item: String) -> Int {
+        // A barrier still preparing for an older command must not start anyone any more.
+        startBarriers.removeValue(forKey: item)?.cancel()
         let next = (generations[item] ?? 0) + 1
         generations[item] = next
         return next
@@ -222,17 +228,31 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
                                        expectedItemIdentifier: item, originator: originator)
         let timeout = readyTimeout
-        typealias Prepared = (id: ParticipantID, took: Duration?, error: String?, start: (any PreparedStart)?)
+        // The start instant must leave time to start every participant's sinks first: `startMargin`, plus an
+        // extra that doubles whenever someone missed the instant and halves after each start nobody missed, plus
+        // a little per participant beyond four. Prepared starts run in one real-time loop: four views are started
+        // ~0.2 ms after the instant is chosen, nine ~0.3 ms after (sync-report, 2 cores), so 1 ms would do for
+        // video; 2 ms is for the audio: with 1 ms, two views' clicks were heard 1.5-3.6 ms apart in 4 of 18
+        // bench-audio runs, with 2 ms at most 1.04 ms in 12 runs (1.88 ms under two CPU-hog loops, 6 runs).
+        // Each miss would cost ~150-250 ms of catch-up.
+        let crowd = Duration.microseconds(100) * max(0, ids.count - 4)
+        let margin = startMargin + extraStartMargin + crowd
+        // The last participant to be ready starts the group from its own thread (see `StartBarrier`).
+        let barrier = StartBarrier(expecting: ids, clock: clock, margin: margin, fires: target.isPlaying)
+        startBarriers[item] = barrier
+        typealias Prepared = (id: ParticipantID, took: Duration?, error: String?)
         let results: [Prepared] = await withTaskGroup(of: Prepared.self) { group in
             for id in ids {
                 guard let coordinator = members[id]?.coordinator else { continue }
                 group.addTask {
                     let started = ContinuousClock.now
                     do {
-                        let start = try await withDeadline(timeout) { try await coordinator.prepare(command) }
-                        return (id, ContinuousClock.now - started, nil, start)
+                        try await withDeadline(timeout) {
+                            try await coordinator.prepare(command) { barrier.arrive(id, start: $0) }
+                        }
+                        return (id, ContinuousClock.now - started, nil)
                     } catch {
-                        return (id, nil, "\(error)", nil)
+                        return (id, nil, "\(error)")
                     }
                 }
             }
@@ -240,45 +260,35 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             for await r in group { all.append(r) }
             return all
         }
+        let (fired, preparedStarts) = barrier.cancel()
+        if startBarriers[item] === barrier { startBarriers[item] = nil }
         guard generations[item] == generation else { throw CoordinationError.superseded }
         var ready: [ParticipantID] = []
-        var preparedStarts: [ParticipantID: any PreparedStart] = [:]
         for result in results {
             if let took = result.took {
                 members[result.id]?.isReady = true
                 members[result.id]?.lastPrepare = took
                 ready.append(result.id)
-                preparedStarts[result.id] = result.start
             }
         }
         var state = target
         if target.isPlaying {
-            // The start instant must leave time to start every participant's sinks first: `startMargin`, plus an
-            // extra that doubles whenever someone missed the instant and halves after each start nobody missed,
-            // plus a little per participant beyond four. With the starts run here (below) four views are started
-            // ~0.8 ms after the instant is chosen, nine ~0.3 ms after (sync-report, 2 cores), so 1 ms would do for
-            // video; 2 ms is for the audio: with 1 ms, two views' clicks were heard 1.5-3.6 ms apart in 4 of 18
-            // bench-audio runs, with 2 ms at most 1.04 ms in 12 runs (1.88 ms under two CPU-hog loops, 6 runs).
-            // Each miss would cost ~150-250 ms of catch-up.
-            let crowd = Duration.microseconds(100) * max(0, ready.count - 4)
-            let margin = startMargin + extraStartMargin + crowd
-            // Prepared starts are run by the medium itself, in one loop on this thread raised to real-time
-            // priority (~0.02-0.1 ms per participant), and the instant is chosen inside that section too: at normal
-            // priority, decoders and demuxers on the same cores pre-empted this task for up to 1.5 ms between
-            // choosing the instant and starting the first participant. "Play at C" still goes to every
-            // participant below: it finds its start done and updates the participant's own state; a participant
-            // without a prepared start (a delegate, a target that moved on) starts there, or is caught up.
+            // Not fired (someone had no prepared start, or was not ready): the medium runs the prepared starts
+            // itself, in one loop on this thread raised to real-time priority, choosing the instant inside that
+            // section (at normal priority, decoders pre-empted this task for up to 1.5 ms between the two).
+            // "Play at C" then still goes to every participant below: it finds its start done and updates the
+            // participant's own state; one without a prepared start (a delegate) starts there, or is caught up.
             let direct = ready.sorted().compactMap { preparedStarts[$0] }
             let clock = self.clock
             let fanoutBegan = ContinuousClock.now
-            let (start, lead): (ClockTime, Duration) = RealtimeSection.run {
+            let (start, lead): (ClockTime, Duration?) = fired.map { ($0.start, $0.lead) } ?? RealtimeSection.run {
                 let start = clock.time + ClockTime(margin)
-                for prepared in direct { prepared.start(at: start) }
-                return (start, .nanoseconds(Int64(start.nanoseconds) - Int64(clock.time.nanoseconds)))
+                for prepared in direct { _ = prepared.start(at: start) }
+                return (start, direct.isEmpty ? nil : .nanoseconds(Int64(start.nanoseconds) - Int64(clock.time.nanoseconds)))
             }
             lastBarrierTiming = BarrierTiming(generation: generation,
                                               slowestPrepare: results.compactMap(\.took).max() ?? .zero,
-                                              startMargin: margin, startLead: direct.isEmpty ? nil : lead)
+                                              startMargin: margin, startLead: lead, startedByLastReady: fired != nil)
             state.anchorClock = start
             groups[item] = state
             let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),

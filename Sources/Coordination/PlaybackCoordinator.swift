@@ -16,15 +16,18 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     func setWaiting(_ waiting: Bool) async
     /// The participant is detached from the group (suspended): local commands must keep normal timing.
     func setDetached(_ detached: Bool) async
-    /// Carries out a buffer command like `perform`, and may return the start it prepared, for the medium to run
-    /// itself at the common instant (see `PreparedStart`). The default performs and returns nil.
-    func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)?
+    /// Carries out a buffer command like `perform`, and hands the start it prepared to `whenReady` the moment it
+    /// is ready, on whatever thread it is on (see `PreparedStart`): the last participant's call can start the
+    /// whole group. Call `whenReady` once when ready (nil: no prepared start); not at all when failing. The
+    /// default performs and calls it with nil.
+    func prepare(_ command: DelegatedCommand, whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws
 }
 
 extension CoordinatedPlaybackTarget {
-    public func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
+    public func prepare(_ command: DelegatedCommand,
+                        whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws {
         try await perform(command)
-        return nil
+        whenReady(nil)
     }
 }
 
@@ -211,11 +214,11 @@ public actor PlaybackCoordinator {
         try await target.perform(command)
     }
 
-    /// A buffer command from the group, returning the start the target prepared (nil when it has none, or when
-    /// the command was ignored: suspended, another item).
-    func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
-        guard let target = try accept(command) else { return nil }
-        return try await target.prepare(command)
+    /// A buffer command from the group; `whenReady` gets the start the target prepared (nil when it has none, or
+    /// at once when the command is ignored: suspended, another item).
+    func prepare(_ command: DelegatedCommand, whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws {
+        guard let target = try accept(command) else { return whenReady(nil) }
+        try await target.prepare(command, whenReady: whenReady)
     }
 
     /// The target a group command goes to, logged; nil when it is ignored (suspended, another item).

@@ -119,10 +119,14 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         }
     }
 
-    public func prepare(_ command: DelegatedCommand) async throws -> (any PreparedStart)? {
-        try await perform(command)
-        guard case .buffer = command.kind else { return nil }
-        return await player.preparedStart
+    public func prepare(_ command: DelegatedCommand,
+                        whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws {
+        guard case .buffer(let time, let rate) = command.kind else {
+            try await perform(command)
+            return whenReady(nil)
+        }
+        // Called on the player actor at the end of the preparation, before the answer travels back.
+        try await player.prepareCoordinated(at: time, rate: rate) { whenReady($0) }
     }
 
     public func currentItemTime() async -> ClockTime? { await player.position }

@@ -352,7 +352,7 @@ final class SinksFirstStartTests: XCTestCase {
         await player.stop()
     }
 
-    /// In a group, the medium starts every prepared view itself, ahead of the instant, well within the margin.
+    /// In a group, the last view to be ready starts every prepared view, ahead of the instant, within the margin.
     func testTheMediumStartsEveryViewBeforeTheInstant() async throws {
         let set = try await CoordinatedViews.make(Array(Media.angles.prefix(3)))
         try await set.views[0].coordinator.coordinatePlay()
@@ -361,6 +361,7 @@ final class SinksFirstStartTests: XCTestCase {
         let lead = try unwrap(timing.startLead, "the medium ran no prepared start")
         XCTAssertGreaterThan(lead, .zero, "the starts were done only after the instant")
         XCTAssertLessThanOrEqual(lead, timing.startMargin)
+        XCTAssertTrue(timing.startedByLastReady, "the last view to be ready did not start the group itself")
         XCTAssertEqual(timing.missedStart, 0)
         let sinks = set.players.flatMap { $0.pipeline.leafSinks() }
         XCTAssertEqual(sinks.map(\.currentState), Array(repeating: .playing, count: sinks.count))

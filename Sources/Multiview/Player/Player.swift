@@ -505,8 +505,10 @@ public actor Player {
 
     /// Prepares a coordinated start: PAUSED, then a flushing accurate seek to `time` at `rate`, prerolled.
     /// Afterwards the first frame (media time `time`) has running time 0, so `startCoordinated(at:)` can
-    /// place it on the shared clock exactly.
-    public func prepareCoordinated(at time: ClockTime, rate newRate: Double, timeout: Duration = .seconds(20)) async throws {
+    /// place it on the shared clock exactly. `whenPrepared` gets the prepared start (`preparedStart`) on this
+    /// actor as soon as it exists, before this call returns.
+    public func prepareCoordinated(at time: ClockTime, rate newRate: Double, timeout: Duration = .seconds(20),
+                                   whenPrepared: (@Sendable (PreparedSinkStart?) -> Void)? = nil) async throws {
         try checkNotFailed()
         withdrawPendingStart()
         coordinatedWaiting = true
@@ -531,6 +533,9 @@ public actor Player {
         // Made now, while the group waits for the slowest view anyway, so that the start itself is as short as
         // possible (every view's start must land before the instant; see the medium's start margin).
         pendingStart = makeSinkStart()
+        // Synchronously, here: a coordination medium may start the whole group from this call (the last view to
+        // be ready does), and every hop before it would delay the start.
+        whenPrepared?(pendingStart)
     }
 
     /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
