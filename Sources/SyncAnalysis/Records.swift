@@ -36,7 +36,7 @@ public struct PhaseRecord: Sendable, Codable, Equatable {
     public var slowestPrepareMs: Double?
     /// Coordinated runs: the start margin the medium added after every view was ready, ms.
     public var startMarginMs: Double?
-    /// Coordinated runs: how long before the instant the medium had started every view's sinks, ms (the
+    /// Coordinated runs: how long before the instant every view's sinks had been started, ms (the
     /// margin's unused part; nil when no view had a prepared start).
     public var startLeadMs: Double?
     /// Coordinated runs: how long handing "play at C" to every view took, ms, answers included (each view's

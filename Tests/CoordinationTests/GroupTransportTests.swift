@@ -268,6 +268,20 @@ final class MissedStartInstantTests: XCTestCase {
     }
 }
 
+/// The player started at `at` from the frame `preparedPlayer` prepared (2 s) and plays; stops it.
+private func assertPlaysFromThePreparedFrame(_ player: Player, _ recorder: SyncRecorder, at: ClockTime,
+                                             file: StaticString = #filePath, line: UInt = #line) async throws {
+    let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 }, file: file, line: line)
+    XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame",
+                   file: file, line: line)
+    XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant",
+                      file: file, line: line)
+    let status = await player.currentStatus
+    XCTAssertEqual(status.state, .playing, file: file, line: line)
+    recorder.detachAll()
+    await player.stop()
+}
+
 /// The start is the sinks' state change (the rest of the pipeline follows off the critical path), and nothing
 /// that happens before the pipeline has followed can leave the sinks playing on their own.
 final class SinksFirstStartTests: XCTestCase {
@@ -285,13 +299,7 @@ final class SinksFirstStartTests: XCTestCase {
         let followed = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
         XCTAssertTrue(followed, "the pipeline never followed its sinks to PLAYING")
         try await Task.sleep(for: .milliseconds(400))
-        let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 })
-        XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
-        XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
-        let status = await player.currentStatus
-        XCTAssertEqual(status.state, .playing)
-        recorder.detachAll()
-        await player.stop()
+        try await assertPlaysFromThePreparedFrame(player, recorder, at: at)
     }
 
     /// The medium runs a player's prepared start itself (before the instant); the player's own "play at C", even
@@ -314,13 +322,7 @@ final class SinksFirstStartTests: XCTestCase {
         let playing = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
         XCTAssertTrue(playing, "the pipeline never followed its sinks")
         try await Task.sleep(for: .milliseconds(300))
-        let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 })
-        XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
-        XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
-        let status = await player.currentStatus
-        XCTAssertEqual(status.state, .playing)
-        recorder.detachAll()
-        await player.stop()
+        try await assertPlaysFromThePreparedFrame(player, recorder, at: at)
     }
 
     /// A prepared start the player has moved on from (prepared again for a newer command) starts nothing.
