@@ -75,12 +75,11 @@ public final class SyncRecorder: Sendable {
         connections.withLock { $0[view] = (handoff, segments) }
     }
 
-    /// The media time a frame is presented from: its PTS, or the segment start when the frame begins before it.
-    /// After an accurate seek (or a late join) to a time between two frames, the first frame starts before the
-    /// segment; the sink synchronises it on the clipped start, so it appears at the clock time of the segment
-    /// start, which is the group's time for that media time. Recording its PTS instead would count it as late
-    /// by up to a frame duration against views that showed the same frame from its beginning, though every
-    /// view shows the same picture at every instant. Forward playback only: backwards, sinks sync on the stop.
+    /// The media time a frame is presented from: its PTS, or the segment start when the frame begins before it
+    /// (a sink synchronises such a frame on the clipped start). With our files the decoders already stamp the
+    /// first frame after an accurate seek with the segment start (`SyncRecorderTests` passes with this rule
+    /// disabled), so here it changes nothing; it keeps the record honest with elements that leave the PTS as
+    /// it is. Forward playback only: backwards, sinks sync on the stop.
     static func presentedMediaTime(pts: ClockTime, segmentStart: ClockTime?) -> ClockTime {
         guard let segmentStart, segmentStart > pts else { return pts }
         return segmentStart

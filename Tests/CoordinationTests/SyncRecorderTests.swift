@@ -46,8 +46,9 @@ final class SyncRecorderTests: XCTestCase {
                       "phase 1 holds only frames of the new timeline (min \(newTimeline.map(\.mediaTimeNs).min() ?? 0) ns)")
     }
 
-    /// After an accurate seek between two frames, the first frame begins before the segment: the sink shows it
-    /// at the segment start's clock time, and the recorder files it under that media time, not its PTS.
+    /// After an accurate seek between two frames, the first frame is recorded at the seek target (the decoder
+    /// stamps it with the segment start; the recorder would file it there too) and is shown only for the rest of
+    /// its duration: every view shows the right picture from the target's clock time on.
     func testAFrameClippedBySeekIsRecordedAtTheSegmentStart() async throws {
         let (recorder, player) = try await recordedPlayer()
         try await Task.sleep(for: .milliseconds(300))
@@ -61,10 +62,9 @@ final class SyncRecorderTests: XCTestCase {
         let frames = recorder.frames.filter { $0.phase == 1 }.sorted { $0.renderClockNs < $1.renderClockNs }
         XCTAssertGreaterThan(frames.count, 5)
         let first = try unwrap(frames.first), second = try unwrap(frames.dropFirst().first)
-        XCTAssertEqual(first.mediaTimeNs, target.nanoseconds, "the clipped frame is filed under the segment start")
+        XCTAssertEqual(first.mediaTimeNs, target.nanoseconds, "the first frame is recorded at the seek target")
         XCTAssertEqual(Double(second.mediaTimeNs) / 1e9, 10.0333, accuracy: 0.001, "the next frame keeps its PTS")
-        // What justifies it: the sink showed the clipped frame for the rest of its duration only (~17 ms), not a
-        // whole frame (33 ms) as it would had it been synchronised on its PTS.
+        // Shown for the rest of its duration only (~17 ms), not a whole frame (33 ms).
         let shownFor = Double(second.renderClockNs - first.renderClockNs) / 1e6
         XCTAssertEqual(shownFor, 17.3, accuracy: 8, "the first frame was shown for \(shownFor) ms")
     }
