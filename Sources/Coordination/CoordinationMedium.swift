@@ -274,18 +274,15 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         var state = target
         if target.isPlaying {
             // Not fired (someone had no prepared start, or was not ready): the medium runs the prepared starts
-            // itself, in one loop on this thread raised to real-time priority, choosing the instant inside that
-            // section (at normal priority, decoders pre-empted this task for up to 1.5 ms between the two).
-            // "Play at C" then still goes to every participant below: it finds its start done and updates the
-            // participant's own state; one without a prepared start (a delegate) starts there, or is caught up.
+            // that did arrive itself, the same way. "Play at C" then still goes to every participant below: it
+            // finds its start done and updates the participant's own state; one without a prepared start (a
+            // delegate) starts there, or is caught up.
             let direct = ready.sorted().compactMap { preparedStarts[$0] }
             let clock = self.clock
             let fanoutBegan = ContinuousClock.now
-            let (start, lead): (ClockTime, Duration?) = fired.map { ($0.start, $0.lead) } ?? RealtimeSection.run {
-                let start = clock.time + ClockTime(margin)
-                for prepared in direct { _ = prepared.start(at: start) }
-                return (start, direct.isEmpty ? nil : .nanoseconds(Int64(start.nanoseconds) - Int64(clock.time.nanoseconds)))
-            }
+            let started = fired ?? StartBarrier.startAll(direct, clock: clock, margin: margin)
+            let start = started.start
+            let lead = fired == nil && direct.isEmpty ? nil : started.lead
             lastBarrierTiming = BarrierTiming(generation: generation,
                                               slowestPrepare: results.compactMap(\.took).max() ?? .zero,
                                               startMargin: margin, startLead: lead, startedByLastReady: fired != nil)

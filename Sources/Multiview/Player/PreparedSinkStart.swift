@@ -4,8 +4,8 @@ import Synchronization
 /// A prepared (prerolled) player's start, made ready to run without the player: starting a coordinated view
 /// is setting its pipeline's base time and its sinks' state, and every view's start must land before the
 /// common instant. Going through the player actor for it costs a cooperative-pool hop per view (0.2–0.6 ms each
-/// on two busy cores, up to 2 ms for four views); with this object the coordination medium starts all views in
-/// one loop, and the player catches up with its own bookkeeping afterwards (`Player.startCoordinated(at:)`
+/// on two busy cores, up to 2 ms for four views); with this object all views are started in one loop (by the
+/// coordination medium's start barrier, from the last view to be ready), and the player catches up with its own bookkeeping afterwards (`Player.startCoordinated(at:)`
 /// finds the start already done).
 ///
 /// Threading: the references are immutable; `state` (prepared / started / withdrawn) is a `Mutex`, held while
