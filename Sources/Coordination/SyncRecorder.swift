@@ -40,7 +40,7 @@ public final class SyncRecorder: Sendable {
 
     /// Starts recording a headless view (its video sink must be a fakesink). Throws when it is not.
     public func attach(_ player: Player, item: String) throws {
-        let sink = try player.pipeline.get("video-sink", as: Element.self)
+        guard let sink = player.videoSink() else { throw GStreamerError.missingElement(factory: "video-sink") }
         guard sink.factoryName == "fakesink" else {
             throw GStreamerError.missingElement(factory: "fakesink (sync-report needs headless views)")
         }

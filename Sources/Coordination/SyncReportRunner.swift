@@ -139,7 +139,7 @@ public final class SyncReportRunner: Sendable {
                 made = coordination
             } else {
                 // The baseline still records on the same clock, so both runs are measured alike.
-                player.pipeline.useClock(clock)
+                player.measure(on: clock)
             }
             sources.watch(player)
             try await player.load(source)
@@ -314,8 +314,7 @@ final class SourceElements: Sendable {
 
     func watch(_ player: Player) {
         let key = ObjectIdentifier(player)
-        let connection = try? player.pipeline.connect("source-setup") { [weak self] args in
-            guard let element = args.element(at: 1) else { return }
+        let connection = try? player.watchSourceSetup { [weak self] element in
             self?.state.withLock { $0.elements[key] = element }
         }
         if let connection { state.withLock { $0.connections.append(connection) } }
@@ -336,7 +335,7 @@ public enum SingleViewSeekProbe {
             let source = MediaSource(file)
             let player = try Player(configuration: PlayerConfiguration(
                 view: ViewIdentity(number: 1, name: source.displayName), video: .fakeSink, audio: .fakeSink))
-            player.pipeline.useClock(clock)
+            player.measure(on: clock)
             try await player.load(source)
             try recorder.attach(player, item: "single")
             try await player.play()

@@ -133,12 +133,11 @@ public actor PriorityManager {
         let entry = Entry(player: player, priority: priority, tileWidth: tileWidth, tileHeight: tileHeight)
         let slot = entry.slot
         // Runs on the thread that adds the element (a streaming thread): adopt hlsdemux2 and cap it right away.
-        if let added = try? player.pipeline.connect("deep-element-added", { args in
-            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" { slot.adopt(element) }
-        }) { entry.connections.append(added) }
-        if let removed = try? player.pipeline.connect("deep-element-removed", { args in
-            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" { slot.release(element) }
-        }) { entry.connections.append(removed) }
+        if let watch = try? player.watchElements(
+            added: { element in if element.factoryName == "hlsdemux2" { slot.adopt(element) } },
+            removed: { element in if element.factoryName == "hlsdemux2" { slot.release(element) } }) {
+            entry.connections.append(contentsOf: watch)
+        }
         entry.source = source
         entries[player.view.number] = entry
         if Self.looksLikeHLS(source.uri) {
@@ -294,7 +293,7 @@ public actor PriorityManager {
                 entry.measured = measured
             }
             entry.currentRung = Self.shownRung(entry)
-            if let position = entry.player.pipeline.queryPosition(), position > .zero, entry.player.pipeline.currentState == .playing {
+            if let position = entry.player.queryPosition(), position > .zero, entry.player.pipelineState == .playing {
                 entry.lastPosition = position
             }
         }
@@ -307,8 +306,7 @@ public actor PriorityManager {
     /// The rung whose resolution matches the caps reaching the video sink.
     private static func shownRung(_ entry: Entry) -> Rung? {
         guard !entry.rungs.isEmpty,
-              let sink = try? entry.player.pipeline.get("video-sink", as: Element.self),
-              let caps = try? sink.staticPad("sink").currentCaps, let s = caps.structure(),
+              let caps = entry.player.videoSinkCaps(), let s = caps.structure(),
               let width = s.int("width"), let height = s.int("height") else { return nil }
         return entry.rungs.last { $0.width == width && $0.height == height }
     }

@@ -90,7 +90,7 @@ public actor RemoteControl {
         focused = player
         ended = false
         itemCounter += 1
-        server.setPositionReader { [pipeline = player.pipeline] in pipeline.queryPosition() }
+        server.setPositionReader { [player] in player.queryPosition() }
         let events = await player.events()
         watchers.append(Task { [weak self] in
             for await event in events {

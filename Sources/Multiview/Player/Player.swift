@@ -61,6 +61,8 @@ public actor Player {
     /// Hands every multiqueue added after init to `multiqueueFloor`.
     private var multiqueueSetup: SignalConnection?
     private nonisolated let multiqueueFloor = MultiqueueFloor(minimum: Player.minimumInterleave)
+    /// Handlers of element messages (`watchElementMessages`, PlayerElementAccess.swift).
+    nonisolated let elementMessageWatchers = ElementMessageWatchers()
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
     public static let minimumInterleave: Duration = .seconds(1)
     private var source: MediaSource?
@@ -889,6 +891,8 @@ public actor Player {
             publish(.warning(info.message))
         case .missingPlugin(_, let description):
             missingPlugins.append(description)
+        case .element(let source, let structure):
+            elementMessageWatchers.deliver(source, structure)
         case .eos(let source) where source.isPipeline:
             // GStreamer ends a truncated file with a plain EOS where its data stops; a player must say so.
             // (A position query at EOS answers the segment end, so we use the last timestamp the sinks saw.)
