@@ -12,14 +12,14 @@ final class AudioServerLossTests: XCTestCase {
     func testAViewPlaysOnWhenPulseAudioStopsAndGetsItsStreamBackWhenItReturns() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         let daemon = try PrivatePulseDaemon()
-        try daemon.start()
+        try await daemon.start()
         let previous = ProcessInfo.processInfo.environment["PULSE_SERVER"]
         setenv("PULSE_SERVER", daemon.server, 1)
         defer {
             if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") }
             daemon.stop()
         }
-        let client = try PulseAudioClient(server: daemon.server)
+        let client = try await PulseAudioClient.connect(server: daemon.server)
         let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "angle1-wide.mp4"),
                                                                    video: .fakeSink, audio: .pulse(device: nil)))
         let log = AudioEvents()
@@ -29,7 +29,7 @@ final class AudioServerLossTests: XCTestCase {
         try await player.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
         try await player.play()
         defer { Task { await player.stop() } }
-        let streaming = await eventually { ((try? client.sinkInputs().count) ?? 0) == 1 }
+        let streaming = await eventually { ((try? await client.sinkInputs().count) ?? 0) == 1 }
         XCTAssertTrue(streaming, "the view's stream plays on the private daemon")
 
         daemon.stop()
@@ -45,12 +45,12 @@ final class AudioServerLossTests: XCTestCase {
         XCTAssertEqual(state, .playing, "video keeps playing")
         if let p1, let p2 { XCTAssertGreaterThan(p2.seconds - p1.seconds, 0.5, "position advances") } else { XCTFail("no position") }
 
-        try daemon.start()
-        let client2 = try PulseAudioClient(server: daemon.server)
+        try await daemon.start()
+        let client2 = try await PulseAudioClient.connect(server: daemon.server)
         let back = await eventually(timeout: .seconds(10)) { await log.values.last == false }
         let seen = await log.values
         XCTAssertTrue(back, "the view reports its audio output back: \(seen)")
-        let streamingAgain = await eventually { ((try? client2.sinkInputs().count) ?? 0) == 1 }
+        let streamingAgain = await eventually { ((try? await client2.sinkInputs().count) ?? 0) == 1 }
         XCTAssertTrue(streamingAgain, "the view's stream is on the restarted daemon")
         let stateAfter = await player.currentStatus.state
         XCTAssertEqual(stateAfter, .playing)
