@@ -121,13 +121,15 @@ final class MonitorRecording {
             pulsesrc device=\(sink).monitor buffer-time=20000 latency-time=10000 ! \
             audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink location=\(path)
             """)
-        _ = try pipeline.setState(.playing)
-        _ = try? pipeline.waitForState(timeout: .seconds(5))
+        try pipeline.setState(.playing)
+        // pulsesrc is live: PLAYING is reached without preroll, so this answers at once unless the source failed.
+        let reached = try pipeline.waitForState(timeout: .seconds(5))
+        guard reached == .playing else { throw TestFailure("recording \(sink).monitor: the pipeline is \(reached), not PLAYING") }
         started = ContinuousClock.now
     }
 
     func stop() -> [Float] {
-        _ = try? pipeline.setState(.null)
+        do { try pipeline.setState(.null) } catch { XCTFail("recording \(path): \(error)") }
         defer { try? FileManager.default.removeItem(atPath: path) }
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
