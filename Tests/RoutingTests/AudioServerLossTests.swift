@@ -57,6 +57,81 @@ final class AudioServerLossTests: XCTestCase {
     }
 }
 
+/// The libpulse client and the arbiter when the server dies under them (a private daemon, no players).
+final class PulseAudioServerLossTests: XCTestCase {
+    func testARequestInFlightWhenTheServerDiesEndsWithDisconnectedAndSubscribersHearIt() async throws {
+        let daemon = try PrivatePulseDaemon()
+        try await daemon.start()
+        defer { daemon.stop() }
+        let client = try await PulseAudioClient.connect(server: daemon.server)
+        let events = client.events()
+        let heard = Task { for await event in events where event == .disconnected { return true }; return false }
+        daemon.freeze()
+        // The request goes out to a daemon that does not answer; its caller is suspended, no thread waits.
+        let outcome = Outcome()
+        Task {
+            do throws(PulseAudioError) { _ = try await client.sinks(); await outcome.set(nil) } catch { await outcome.set(error) }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        daemon.stop()
+        let ended = await eventually(timeout: .seconds(5)) { await outcome.done }
+        XCTAssertTrue(ended, "the suspended request ends when the connection dies (never hangs)")
+        let error = await outcome.error
+        XCTAssertEqual(error, .disconnected, "libpulse cancels the operation; the caller resumes with a typed error")
+        let disconnected = await heard.value
+        XCTAssertTrue(disconnected, "subscribers hear the connection go")
+        XCTAssertFalse(client.isConnected)
+        do {
+            try await client.setMute(sinkInput: 1, true)
+            XCTFail("a request after the loss succeeded")
+        } catch {
+            XCTAssertEqual(error, .disconnected)
+        }
+    }
+
+    func testTheArbiterReportsTheLossReconnectsAndPicksItsRouteAgain() async throws {
+        let daemon = try PrivatePulseDaemon()
+        try await daemon.start()
+        defer { daemon.stop() }
+        let server = daemon.server
+        let arbiter = RoutingArbiter(configuration: RoutingConfiguration(audioRoute: "private_sink", nonMixable: ["private_sink"]),
+                                     connect: { () async throws(PulseAudioError) -> any PulseAudioServer in
+                                         try await PulseAudioClient.connect(server: server)
+                                     })
+        try await arbiter.start()
+        let route = await arbiter.currentRoute
+        XCTAssertEqual(route?.mixing, .nonMixable)
+        let parked = await arbiter.parkingSinkName
+        let client = try await PulseAudioClient.connect(server: server)
+        let loaded = try await client.sinks().map(\.name)
+        XCTAssertTrue(loaded.contains(parked), "\(loaded)")
+
+        daemon.stop()
+        let lost = await eventually { await arbiter.pastEvents.contains(.pulseAudioUnavailable(.disconnected)) }
+        XCTAssertTrue(lost, "the loss is one typed event")
+        let routeDuringLoss = await arbiter.currentRoute
+        XCTAssertNil(routeDuringLoss)
+
+        try await daemon.start()
+        let back = await eventually {
+            let events = await arbiter.pastEvents, route = await arbiter.currentRoute, parking = await arbiter.parking
+            return events.contains(.pulseAudioBack) && route?.sinkName == "private_sink" && parking.name != nil
+        }
+        let events = await arbiter.pastEvents
+        XCTAssertTrue(back, "reconnected within the reconnect interval, route and parking sink again: \(events)")
+        let again = try await PulseAudioClient.connect(server: server)
+        let sinks = try await again.sinks().map(\.name)
+        XCTAssertTrue(sinks.contains(parked), "the parking sink is loaded on the new daemon: \(sinks)")
+        await arbiter.shutdown()
+    }
+}
+
+actor Outcome {
+    private(set) var done = false
+    private(set) var error: PulseAudioError?
+    func set(_ error: PulseAudioError?) { self.error = error; done = true }
+}
+
 actor AudioEvents {
     private(set) var values: [Bool] = []
     func add(_ v: Bool) { values.append(v) }

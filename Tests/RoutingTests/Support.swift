@@ -299,6 +299,11 @@ final class PrivatePulseDaemon {
         try? FileManager.default.removeItem(atPath: socket)
     }
 
+    /// SIGSTOP: the daemon keeps its socket but answers nothing until stopped for good.
+    func freeze() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGSTOP) }
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)
