@@ -124,10 +124,12 @@ extension RoutingArbiter {
             routeIsNonMixable: route.isNonMixable, parkingSink: parkingSink, streams: streams))
         if plan.problem == .routeSinkMissing { return }   // the removal event re-picks the route
         if plan.problem == .noParkingSink, parking.name != nil {
-            // Someone unloaded our parking sink: load it again, then plan again.
+            // Someone unloaded our parking sink: load it again, then plan afresh (if loading fails, the next plan
+            // mutes the leaving streams where they are and keeps the owner out).
             parking = .none
             await ensureParkingSink()
             requestReconcile()
+            return
         }
 
         let completed = await carryOut(plan.steps, on: server)

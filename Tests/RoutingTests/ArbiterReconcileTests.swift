@@ -201,6 +201,24 @@ final class ArbiterReconcileTests: XCTestCase {
         await arbiter.shutdown()
     }
 
+    func testWhenTheParkingSinkCannotBeLoadedAgainTheOthersStayMutedAndTheOwnerAlone() async throws {
+        let (arbiter, server, _) = try await settled(preferred: 2)
+        let parked = await arbiter.parkingSinkName
+        let refusal = PulseAudioError.failed(.loadModule(name: "module-null-sink", arguments: ""), .moduleInitFailed)
+        server.fail({ if case .load = $0 { return true } else { return false } }, with: refusal, times: .max)
+        server.removeSink(parked)   // views 1 and 3 fall to the default sink, still muted
+        let reported = await eventually { await arbiter.pastEvents.contains(.failed(.pulseAudio(refusal))) }
+        XCTAssertTrue(reported, "the failed reload is one typed event")
+        await arbiter.setPreferredParticipantForNonMixableAudioRoutes(3)
+        await arbiter.reconcile()
+        XCTAssertEqual(server.views(on: living, instance: arbiter.instance), [2],
+                       "view 2 cannot leave without a parking sink, so view 3 stays out")
+        XCTAssertEqual(server.isMuted(view: 2), true, "the leaving owner is muted where it is")
+        XCTAssertEqual(server.isMuted(view: 1), true)
+        XCTAssertEqual(server.mostOnNonMixable, 1)
+        await arbiter.shutdown()
+    }
+
     func testLosingTheServerIsReportedAndReconnectingPlacesTheNewStreams() async throws {
         let first = FakePulseServer(), second = FakePulseServer()
         for server in [first, second] { server.addSink(living, nonMixable: true) }
