@@ -64,9 +64,10 @@ public struct AudioRoute: Sendable, Equatable, CustomStringConvertible {
 
 /// All audio routes of a server, the default one first.
 public enum AudioRoutes {
-    public static func list(client: PulseAudioClient, markedNonMixable: Set<String> = []) throws -> [AudioRoute] {
-        let defaultSink = try client.serverDefaultSinkName()
-        return try client.sinks()
+    public static func list(client: any PulseAudioServer, markedNonMixable: Set<String> = []) async throws(PulseAudioError)
+        -> [AudioRoute] {
+        let defaultSink = try await client.serverDefaultSinkName()
+        return try await client.sinks()
             .map { AudioRoute(sink: $0, defaultSinkName: defaultSink, markedNonMixable: markedNonMixable) }
             .sorted { ($0.isDefault ? 0 : 1, $0.sinkIndex) < ($1.isDefault ? 0 : 1, $1.sinkIndex) }
     }

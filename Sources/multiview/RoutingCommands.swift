@@ -76,7 +76,7 @@ struct RoutingOptions: ParsableArguments {
 }
 
 /// `multiview routes`: the route picker's list.
-struct Routes: ParsableCommand {
+struct Routes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List video outputs (video-capable destinations first) and audio routes (mixable or non-mixable, default marked).",
         discussion: """
@@ -88,7 +88,7 @@ struct Routes: ParsableCommand {
     @Option(name: .long, help: "Mark a sink non-mixable in the listing (as `play --non-mixable` would).")
     var nonMixable: [String] = []
 
-    func run() throws {
+    func run() async throws {
         let local = ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
         print("Video outputs:")
         let displays = ExternalDisplayWindow.localDisplays()
@@ -103,8 +103,8 @@ struct Routes: ParsableCommand {
         if !anyVideo { print("  (no X display answers: headless only)") }
         print("Audio routes:")
         do {
-            let client = try PulseAudioClient()
-            for route in try AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable)) {
+            let client = try await PulseAudioClient.connect()
+            for route in try await AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable)) {
                 print("  \(route)")
             }
         } catch {

@@ -44,17 +44,17 @@ final class AirPlayTests: PulseTestCase {
             return XCTFail("the AirPlay receiver did not start (Scripts/setup installs shairport-sync, avahi-daemon): \(started.output)")
         }
         let sinkName = "airplay_\(pulse.tag)"
-        try pulse.loadModule("module-raop-sink",
+        try await pulse.loadModule("module-raop-sink",
                              arguments: "server=127.0.0.1:\(port) protocol=UDP encryption=RSA codec=ALAC sink_name=\(sinkName)")
 
-        let routes = try AudioRoutes.list(client: pulse.client)
+        let routes = try await AudioRoutes.list(client: pulse.client)
         let airplay = try XCTUnwrap(routes.first { $0.sinkName == sinkName }, "\(routes)")
         XCTAssertEqual(airplay.nonMixableReason, .airPlay)
 
         let arbiter = RoutingArbiter(configuration: RoutingConfiguration(audioRoute: sinkName, preferredAudio: 2))
         try await arbiter.start()
         views = try await RoutedViews.start(arbiter, files: RoutingMedia.angles.prefix(2).map(\.file))
-        let on = await eventually { (try? pulse.viewsOn(sinkName, arbiter)) == [2] }
+        let on = await eventually { (try? await pulse.viewsOn(sinkName, arbiter)) == [2] }
         XCTAssertTrue(on, "only view 2 on the AirPlay sink")
 
         // About 1.3 s from PulseAudio to the receiver's output (platform notes); wait well past it. What the receiver
@@ -82,7 +82,7 @@ final class AirPlayTests: PulseTestCase {
         XCTAssertEqual(dominant(loudest), 660, accuracy: 12, "the AirPlay receiver hears view 2 (660 Hz), not view 1 (440 Hz)")
 
         await arbiter.setPreferredParticipantForNonMixableAudioRoutes(1)
-        let swapped = await eventually { (try? pulse.viewsOn(sinkName, arbiter)) == [1] }
+        let swapped = await eventually { (try? await pulse.viewsOn(sinkName, arbiter)) == [1] }
         XCTAssertTrue(swapped, "after the swap only view 1 is on the AirPlay sink")
     }
 }

@@ -7,33 +7,33 @@ import XCTest
 
 /// The libpulse client against the real test daemon, with null sinks of the test's own.
 final class PulseAudioClientTests: PulseTestCase {
-    func testListsSinksWithPropertiesAndTheRouteModelMarksNonMixableSinks() throws {
-        let speakers = try pulse.nullSink("speakers")
-        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
-        let marked = try pulse.nullSink("kitchen")
+    func testListsSinksWithPropertiesAndTheRouteModelMarksNonMixableSinks() async throws {
+        let speakers = try await pulse.nullSink("speakers")
+        let living = try await pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let marked = try await pulse.nullSink("kitchen")
 
-        let sinks = try pulse.client.sinks()
+        let sinks = try await pulse.client.sinks()
         let livingSink = try XCTUnwrap(sinks.first { $0.name == living })
         XCTAssertEqual(livingSink.properties["multiview.non-mixable"], "1")
         XCTAssertEqual(livingSink.description, "living")
         XCTAssertEqual(livingSink.monitorSource, "\(living).monitor")
         XCTAssertNotNil(livingSink.ownerModule)
 
-        let routes = try AudioRoutes.list(client: pulse.client, markedNonMixable: [marked])
+        let routes = try await AudioRoutes.list(client: pulse.client, markedNonMixable: [marked])
         let byName = Dictionary(uniqueKeysWithValues: routes.map { ($0.sinkName, $0) })
         XCTAssertEqual(byName[speakers]?.mixing, .mixable)
         XCTAssertEqual(byName[living]?.mixing, .nonMixable)
         XCTAssertEqual(byName[living]?.nonMixableReason, .sinkProperty)
         XCTAssertEqual(byName[marked]?.nonMixableReason, .markedByUser)
-        let defaultName = try pulse.client.serverDefaultSinkName()
+        let defaultName = try await pulse.client.serverDefaultSinkName()
         XCTAssertEqual(routes.first?.sinkName, defaultName, "the default route is listed first")
         XCTAssertEqual(routes.filter(\.isDefault).map(\.sinkName), [defaultName])
         XCTAssertTrue(byName[living]!.description.contains("non-mixable"))
     }
 
     func testFindsMovesMutesAndSetsTheVolumeOfAViewsStreamAndReportsEvents() async throws {
-        let a = try pulse.nullSink("route_a")
-        let b = try pulse.nullSink("route_b")
+        let a = try await pulse.nullSink("route_a")
+        let b = try await pulse.nullSink("route_b")
         let events = pulse.client.events()
         let collected = EventBox()
         let reader = Task { for await e in events { await collected.add(e) } }
@@ -52,27 +52,29 @@ final class PulseAudioClientTests: PulseTestCase {
 
         let client = pulse.client
         let tag = pulse.tag
-        let found = await eventually { (try? client.sinkInputs().contains { $0.properties["multiview.instance"] == "client-test-\(tag)" }) ?? false }
+        let found = await eventually { (try? await client.sinkInputs().contains { $0.properties["multiview.instance"] == "client-test-\(tag)" }) ?? false }
         XCTAssertTrue(found, "the view's stream shows up on the server")
-        let input = try XCTUnwrap(client.sinkInputs().first { $0.properties["multiview.instance"] == "client-test-\(tag)" })
+        let input = try await XCTUnwrapAsync(client.sinkInputs().first { $0.properties["multiview.instance"] == "client-test-\(tag)" })
         XCTAssertEqual(input.properties["application.name"], "Multiview")
         XCTAssertEqual(input.properties["media.role"], "video")
         XCTAssertEqual(input.properties["media.name"], "angle2-left.webm")
         XCTAssertEqual(input.properties["multiview.view"], "3")
-        XCTAssertEqual(input.sink, try pulse.sinkIndex(a))
+        let indexA = try await pulse.sinkIndex(a)
+        XCTAssertEqual(input.sink, indexA)
 
-        try client.move(sinkInput: input.index, toSink: b)
-        try client.setMute(sinkInput: input.index, true)
-        try client.setVolume(sinkInput: input.index, linear: 0.5)
-        let after = try XCTUnwrap(client.sinkInputs().first { $0.index == input.index })
-        XCTAssertEqual(after.sink, try pulse.sinkIndex(b))
+        try await client.move(sinkInput: input.index, toSink: b)
+        try await client.setMute(sinkInput: input.index, true)
+        try await client.setVolume(sinkInput: input.index, linear: 0.5)
+        let after = try await XCTUnwrapAsync(client.sinkInputs().first { $0.index == input.index })
+        let indexB = try await pulse.sinkIndex(b)
+        XCTAssertEqual(after.sink, indexB)
         XCTAssertTrue(after.muted)
         XCTAssertEqual(after.volume, 0.5, accuracy: 0.01)
 
-        let extra = try pulse.nullSink("route_c")
-        let extraIndex = try XCTUnwrap(pulse.sinkIndex(extra))
+        let extra = try await pulse.nullSink("route_c")
+        let extraIndex = try await XCTUnwrapAsync(pulse.sinkIndex(extra))
         let sawAdded = await eventually(timeout: .seconds(5)) { await collected.events.contains(.sinkAdded(extraIndex)) }
-        try pulse.unload(sink: extra)
+        try await pulse.unload(sink: extra)
         let sawAll = await eventually(timeout: .seconds(5)) {
             let e = await collected.events
             return e.contains(.sinkInputChanged(input.index)) && e.contains(.sinkRemoved(extraIndex))
@@ -80,31 +82,19 @@ final class PulseAudioClientTests: PulseTestCase {
         let seen = await collected.events
         XCTAssertTrue(sawAdded, "subscription reports the sink \(extraIndex) coming: \(seen)")
         XCTAssertTrue(sawAll, "subscription reports stream changes and the sink \(extraIndex) going: \(seen)")
-        XCTAssertThrowsError(try client.move(sinkInput: input.index, toSink: "no_such_sink_\(tag)"))
+        do {
+            try await client.move(sinkInput: input.index, toSink: "no_such_sink_\(tag)")
+            XCTFail("moving to a sink that does not exist succeeded")
+        } catch {
+            XCTAssertEqual(error, .failed(.move(sinkInput: input.index, sink: "no_such_sink_\(tag)"), .noSuchEntity),
+                           "libpulse's code is mapped once into a typed cause")
+        }
     }
 }
 
-/// The route model (pure) and the client's answer without a server.
-final class AudioRouteModelTests: XCTestCase {
-    func testAirPlaySinksAreNonMixable() {
-        let raop = PulseSink(index: 7, name: "raop_output.shairport", description: "AirPlay", properties: ["raop.ip": "127.0.0.1"],
-                             driver: "module-raop-sink.c", monitorSource: "raop_output.shairport.monitor", ownerModule: 3)
-        let route = AudioRoute(sink: raop, defaultSinkName: "other")
-        XCTAssertEqual(route.nonMixableReason, .airPlay)
-        XCTAssertFalse(route.isDefault)
-        let plain = PulseSink(index: 8, name: "x", description: "x", properties: [:], driver: "module-null-sink.c",
-                              monitorSource: "x.monitor", ownerModule: 4)
-        XCTAssertEqual(AudioRoute(sink: plain, defaultSinkName: "x").mixing, .mixable)
-        XCTAssertTrue(AudioRoute(sink: plain, defaultSinkName: "x").isDefault)
-    }
-
-    func testAnAbsentServerIsOneClearError() {
-        XCTAssertThrowsError(try PulseAudioClient(server: "unix:/nonexistent/multiview/native")) { error in
-            guard case PulseAudioError.unreachable(let why) = error else { return XCTFail("\(error)") }
-            XCTAssertFalse(why.isEmpty)
-            XCTAssertTrue("\(error)".hasPrefix("PulseAudio is not reachable"))
-        }
-    }
+/// `XCTUnwrap` for a value computed by an `await`.
+func XCTUnwrapAsync<T>(_ value: T?, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    try XCTUnwrap(value, message, file: file, line: line)
 }
 
 actor EventBox {

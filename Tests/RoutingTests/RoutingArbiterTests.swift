@@ -19,7 +19,7 @@ final class RoutingArbiterTests: PulseTestCase {
 
     private func allStreamsUp(_ arbiter: RoutingArbiter, count: Int) async -> Bool {
         let pulse = self.pulse!
-        return await eventually { ((try? pulse.streams(of: arbiter.instance).count) ?? 0) == count }
+        return await eventually { ((try? await pulse.streams(of: arbiter.instance).count) ?? 0) == count }
     }
 
     /// Samples the server every few milliseconds until cancelled; the most of our streams ever seen on `sink`.
@@ -28,7 +28,7 @@ final class RoutingArbiterTests: PulseTestCase {
         return Task {
             var most = 0
             while !Task.isCancelled {
-                if let index = try? pulse.sinkIndex(sink), let streams = try? pulse.streams(of: arbiter.instance) {
+                if let index = try? await pulse.sinkIndex(sink), let streams = try? await pulse.streams(of: arbiter.instance) {
                     most = max(most, streams.filter { $0.input.sink == index }.count)
                 }
                 try? await Task.sleep(for: .milliseconds(3))
@@ -45,17 +45,18 @@ final class RoutingArbiterTests: PulseTestCase {
 
     func testOnlyThePreferredViewPlaysOnTheNonMixableRouteAndASwapBringsTheOtherTone() async throws {
         let pulse = self.pulse!
-        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let living = try await pulse.nullSink("living", properties: "multiview.non-mixable=1")
         let (arbiter, _) = try await start(RoutingConfiguration(audioRoute: living, preferredAudio: 2))
         let route = await arbiter.currentRoute
         XCTAssertEqual(route?.mixing, .nonMixable)
         let up = await allStreamsUp(arbiter, count: 3)
         XCTAssertTrue(up, "three streams on the server")
-        let settled = await eventually { (try? pulse.viewsOn(living, arbiter)) == [2] }
-        XCTAssertTrue(settled, "only view 2 on the non-mixable sink: \((try? pulse.viewsOn(living, arbiter)) ?? [])")
+        let settled = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [2] }
+        let onSink = (try? await pulse.viewsOn(living, arbiter)) ?? []
+        XCTAssertTrue(settled, "only view 2 on the non-mixable sink: \(onSink)")
         let watch = watchMaximum(on: living, arbiter)
 
-        let streams = try pulse.streams(of: arbiter.instance)
+        let streams = try await pulse.streams(of: arbiter.instance)
         for (view, input) in streams { XCTAssertEqual(input.muted, view != 2, "view \(view) muted") }
         let flags = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
         XCTAssertEqual(flags, [1: true, 2: false, 3: true])
@@ -64,7 +65,7 @@ final class RoutingArbiterTests: PulseTestCase {
         try await Task.sleep(for: .milliseconds(1500))
         let swapAt = (ContinuousClock.now - recording.started)
         await arbiter.setPreferredParticipantForNonMixableAudioRoutes(3)
-        let swapped = await eventually(timeout: .seconds(3)) { (try? pulse.viewsOn(living, arbiter)) == [3] }
+        let swapped = await eventually(timeout: .seconds(3)) { (try? await pulse.viewsOn(living, arbiter)) == [3] }
         try await Task.sleep(for: .milliseconds(1500))
         let samples = recording.stop()
         watch.cancel()
@@ -91,13 +92,14 @@ final class RoutingArbiterTests: PulseTestCase {
 
     func testAMixableRouteReceivesEveryView() async throws {
         let pulse = self.pulse!
-        let speakers = try pulse.nullSink("speakers")
+        let speakers = try await pulse.nullSink("speakers")
         let (arbiter, _) = try await start(RoutingConfiguration(audioRoute: speakers, preferredAudio: 2))
         let up = await allStreamsUp(arbiter, count: 3)
         XCTAssertTrue(up)
-        let all = await eventually { (try? pulse.viewsOn(speakers, arbiter)) == [1, 2, 3] }
-        XCTAssertTrue(all, "every view plays on the mixable sink: \((try? pulse.viewsOn(speakers, arbiter)) ?? [])")
-        for (view, input) in try pulse.streams(of: arbiter.instance) { XCTAssertFalse(input.muted, "view \(view)") }
+        let all = await eventually { (try? await pulse.viewsOn(speakers, arbiter)) == [1, 2, 3] }
+        let onSink = (try? await pulse.viewsOn(speakers, arbiter)) ?? []
+        XCTAssertTrue(all, "every view plays on the mixable sink: \(onSink)")
+        for (view, input) in try await pulse.streams(of: arbiter.instance) { XCTAssertFalse(input.muted, "view \(view)") }
         let recording = try MonitorRecording(sink: speakers)
         try await Task.sleep(for: .milliseconds(1500))
         let samples = recording.stop()
@@ -112,15 +114,15 @@ final class RoutingArbiterTests: PulseTestCase {
 
     func testWithoutAPreferenceTheFirstViewPlaysAndAPreferenceResetsWhenItsViewEnds() async throws {
         let pulse = self.pulse!
-        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        let living = try await pulse.nullSink("living", properties: "multiview.non-mixable=1")
         let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: living), angles: 2)
-        let byDefault = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        let byDefault = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [1] }
         XCTAssertTrue(byDefault, "no preference: the first view plays on the non-mixable route")
         let announced = await arbiter.pastEvents
         XCTAssertTrue(announced.contains(.nonMixableAudioOwner(view: 1, route: living, byDefault: true)), "\(announced)")
 
         await arbiter.setPreferredParticipantForNonMixableAudioRoutes(2)
-        let preferred = await eventually { (try? pulse.viewsOn(living, arbiter)) == [2] }
+        let preferred = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [2] }
         XCTAssertTrue(preferred)
 
         // View 2 runs to its end; the stage tells the arbiter (as Stage does on endOfStream).
@@ -133,7 +135,7 @@ final class RoutingArbiterTests: PulseTestCase {
         await arbiter.viewEnded(2)
         let reset = await arbiter.preferredParticipantForNonMixableAudioRoutes
         XCTAssertNil(reset, "the preference resets to none when its view ends")
-        let back = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        let back = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [1] }
         XCTAssertTrue(back, "the default (first live view) plays there again")
         let log = await arbiter.pastEvents
         XCTAssertTrue(log.contains(.preferenceReset(view: 2, external: false)))
@@ -141,13 +143,13 @@ final class RoutingArbiterTests: PulseTestCase {
 
     func testRemovingTheRoutedSinkFallsBackToTheDefaultSinkWithAnEvent() async throws {
         let pulse = self.pulse!
-        let den = try pulse.nullSink("den")
+        let den = try await pulse.nullSink("den")
         let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: den), angles: 1)
-        let on = await eventually { (try? pulse.viewsOn(den, arbiter)) == [1] }
+        let on = await eventually { (try? await pulse.viewsOn(den, arbiter)) == [1] }
         XCTAssertTrue(on)
-        let defaultSink = try pulse.client.serverDefaultSinkName()
-        try pulse.unload(sink: den)
-        let fell = await eventually { (try? pulse.viewsOn(defaultSink, arbiter)) == [1] }
+        let defaultSink = try await pulse.client.serverDefaultSinkName()
+        try await pulse.unload(sink: den)
+        let fell = await eventually { (try? await pulse.viewsOn(defaultSink, arbiter)) == [1] }
         XCTAssertTrue(fell, "the stream now plays on the default sink \(defaultSink)")
         let event = await eventually { await arbiter.pastEvents.contains(.routeLost(sink: den, fallback: defaultSink)) }
         let log = await arbiter.pastEvents
@@ -161,10 +163,10 @@ final class RoutingArbiterTests: PulseTestCase {
 
     func testACorkedStreamPausesOnlyThatViewWhichResumesWhenUncorked() async throws {
         let pulse = self.pulse!
-        try pulse.ensureRoleCork()
-        let living = try pulse.nullSink("living", properties: "multiview.non-mixable=1")
+        try await pulse.ensureRoleCork()
+        let living = try await pulse.nullSink("living", properties: "multiview.non-mixable=1")
         let (arbiter, started) = try await start(RoutingConfiguration(audioRoute: living, preferredAudio: 1), angles: 2)
-        let on = await eventually { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        let on = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [1] }
         XCTAssertTrue(on)
         let playing = await eventually {
             var all = true

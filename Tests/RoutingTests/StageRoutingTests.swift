@@ -19,9 +19,9 @@ final class StageRoutingTests: XCTestCase {
     /// that ends gives up its preference, and the tags' labels say who owns what.
     func testStageCommandsSwapTheNonMixableRouteOnTheServer() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let pulse = try PulseFixture()
-        defer { pulse.tearDown() }
-        let living = try pulse.nullSink("living")
+        let pulse = try await PulseFixture.connect()
+        addTeardownBlock { await pulse.tearDown() }
+        let living = try await pulse.nullSink("living")
         let arbiter = RoutingArbiter(configuration: RoutingConfiguration(audioRoute: living, nonMixable: [living], preferredAudio: 1))
         try await arbiter.start()
         var configuration = StageConfiguration(sources: RoutingMedia.angles.prefix(3).map { MediaSource(RoutingMedia.path($0.file)) },
@@ -32,11 +32,12 @@ final class StageRoutingTests: XCTestCase {
         let (commands, input) = AsyncStream<StageCommand>.makeStream()
         let run = Task { await stage.run(commands: commands) }
 
-        let first = await eventually(timeout: .seconds(15)) { (try? pulse.viewsOn(living, arbiter)) == [1] }
+        let first = await eventually(timeout: .seconds(15)) { (try? await pulse.viewsOn(living, arbiter)) == [1] }
         XCTAssertTrue(first, "view 1 (preferred) on the non-mixable sink")
         input.yield(.preferAudio(2))
-        let second = await eventually { (try? pulse.viewsOn(living, arbiter)) == [2] }
-        XCTAssertTrue(second, "`audio 2` puts view 2 there, alone: \((try? pulse.viewsOn(living, arbiter)) ?? [])")
+        let second = await eventually { (try? await pulse.viewsOn(living, arbiter)) == [2] }
+        let onSink = (try? await pulse.viewsOn(living, arbiter)) ?? []
+        XCTAssertTrue(second, "`audio 2` puts view 2 there, alone: \(onSink)")
         let label2 = await arbiter.label(for: 2)
         let label1 = await arbiter.label(for: 1)
         XCTAssertEqual(label2, "♪ \(living)")
@@ -44,7 +45,7 @@ final class StageRoutingTests: XCTestCase {
         input.yield(.preferAudio(7))
         let events = await eventually { await arbiter.pastEvents.contains(.noSuchView(7)) }
         XCTAssertTrue(events, "a request for a view that does not exist is refused with an event")
-        let unchanged = try pulse.viewsOn(living, arbiter)
+        let unchanged = try await pulse.viewsOn(living, arbiter)
         XCTAssertEqual(unchanged, [2])
         input.yield(.quit)
         let outcome = await run.value

@@ -24,13 +24,13 @@ class PulseTestCase: XCTestCase {
 
     override func setUp() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        pulse = try PulseFixture()
+        pulse = try await PulseFixture.connect()
     }
 
     override func tearDown() async throws {
         await views?.stop()
         views = nil
-        pulse?.tearDown()
+        await pulse?.tearDown()
     }
 }
 
@@ -42,9 +42,11 @@ final class PulseFixture: @unchecked Sendable {
     private var modules: [UInt32] = []
     let tag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
 
-    init() throws {
+    private init(client: PulseAudioClient) { self.client = client }
+
+    static func connect() async throws -> PulseFixture {
         do {
-            client = try PulseAudioClient(applicationName: "multiview-tests")
+            return PulseFixture(client: try await PulseAudioClient.connect(applicationName: "multiview-tests"))
         } catch {
             XCTFail("PulseAudio is not reachable (\(error)). Run the tests through Scripts/test.")
             throw error
@@ -53,43 +55,43 @@ final class PulseFixture: @unchecked Sendable {
 
     /// Loads a null sink named `base_<tag>` and returns its name.
     @discardableResult
-    func nullSink(_ base: String, properties: String = "") throws -> String {
+    func nullSink(_ base: String, properties: String = "") async throws -> String {
         let name = "\(base)_\(tag)"
         let props = "device.description=\(base)" + (properties.isEmpty ? "" : " " + properties)
-        let module = try client.loadModule("module-null-sink", arguments: "sink_name=\(name) sink_properties='\(props)'")
+        let module = try await client.loadModule("module-null-sink", arguments: "sink_name=\(name) sink_properties='\(props)'")
         modules.append(module)
         return name
     }
 
     /// Loads any module (unloaded at teardown).
-    func loadModule(_ name: String, arguments: String) throws {
-        modules.append(try client.loadModule(name, arguments: arguments))
+    func loadModule(_ name: String, arguments: String) async throws {
+        modules.append(try await client.loadModule(name, arguments: arguments))
     }
 
-    func moduleIndex(ofSink name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.ownerModule }
+    func moduleIndex(ofSink name: String) async throws -> UInt32? { try await client.sinks().first { $0.name == name }?.ownerModule }
 
-    func unload(sink name: String) throws {
-        guard let module = try moduleIndex(ofSink: name) else { return }
-        try client.unloadModule(module)
+    func unload(sink name: String) async throws {
+        guard let module = try await moduleIndex(ofSink: name) else { return }
+        try await client.unloadModule(module)
         modules.removeAll { $0 == module }
     }
 
     /// Makes sure module-role-cork is loaded (unloaded at teardown if we loaded it).
-    func ensureRoleCork() throws {
+    func ensureRoleCork() async throws {
         let listed = try runTool(["pactl", "list", "short", "modules"])
         if !listed.output.contains("module-role-cork") {
-            modules.append(try client.loadModule("module-role-cork", arguments: ""))
+            modules.append(try await client.loadModule("module-role-cork", arguments: ""))
         }
     }
 
-    func tearDown() {
-        for module in modules.reversed() { try? client.unloadModule(module) }
+    func tearDown() async {
+        for module in modules.reversed() { try? await client.unloadModule(module) }
         modules = []
     }
 
     /// Our arbiter's streams (by instance), with their view numbers.
-    func streams(of instance: String) throws -> [(view: Int, input: PulseSinkInput)] {
-        try client.sinkInputs().compactMap { input in
+    func streams(of instance: String) async throws -> [(view: Int, input: PulseSinkInput)] {
+        try await client.sinkInputs().compactMap { input in
             guard input.properties["multiview.instance"] == instance,
                   let view = input.properties["multiview.view"].flatMap({ Int($0) }) else { return nil }
             return (view, input)
@@ -97,12 +99,12 @@ final class PulseFixture: @unchecked Sendable {
     }
 
     /// Views of `arbiter` whose streams play on `sink`, per the server.
-    func viewsOn(_ sink: String, _ arbiter: RoutingArbiter) throws -> [Int] {
-        let index = try sinkIndex(sink)
-        return try streams(of: arbiter.instance).filter { $0.input.sink == index }.map(\.view).sorted()
+    func viewsOn(_ sink: String, _ arbiter: RoutingArbiter) async throws -> [Int] {
+        let index = try await sinkIndex(sink)
+        return try await streams(of: arbiter.instance).filter { $0.input.sink == index }.map(\.view).sorted()
     }
 
-    func sinkIndex(_ name: String) throws -> UInt32? { try client.sinks().first { $0.name == name }?.index }
+    func sinkIndex(_ name: String) async throws -> UInt32? { try await client.sinks().first { $0.name == name }?.index }
 }
 
 /// Records a sink's monitor (mono float32 at 48 kHz) into a file with an in-process GStreamer pipeline
@@ -119,13 +121,15 @@ final class MonitorRecording {
             pulsesrc device=\(sink).monitor buffer-time=20000 latency-time=10000 ! \
             audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink location=\(path)
             """)
-        _ = try pipeline.setState(.playing)
-        _ = try? pipeline.waitForState(timeout: .seconds(5))
+        try pipeline.setState(.playing)
+        // pulsesrc is live: PLAYING is reached without preroll, so this answers at once unless the source failed.
+        let reached = try pipeline.waitForState(timeout: .seconds(5))
+        guard reached == .playing else { throw TestFailure("recording \(sink).monitor: the pipeline is \(reached), not PLAYING") }
         started = ContinuousClock.now
     }
 
     func stop() -> [Float] {
-        _ = try? pipeline.setState(.null)
+        do { try pipeline.setState(.null) } catch { XCTFail("recording \(path): \(error)") }
         defer { try? FileManager.default.removeItem(atPath: path) }
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -274,7 +278,7 @@ final class PrivatePulseDaemon {
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
     }
 
-    func start() throws {
+    func start() async throws {
         let home = directory.appendingPathComponent("home").path, run = directory.appendingPathComponent("run").path
         process = try startTool(["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse",
                                  "XDG_CONFIG_HOME=\(home)",
@@ -283,8 +287,8 @@ final class PrivatePulseDaemon {
                                  "-L", "module-null-sink sink_name=private_sink"])
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if (try? PulseAudioClient(server: server)) != nil { return }
-            Thread.sleep(forTimeInterval: 0.05)
+            if (try? await PulseAudioClient.connect(server: server)) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("the private PulseAudio daemon did not answer on \(socket)")
     }
@@ -293,6 +297,11 @@ final class PrivatePulseDaemon {
         if let process { stopTool(process) }
         process = nil
         try? FileManager.default.removeItem(atPath: socket)
+    }
+
+    /// SIGSTOP: the daemon keeps its socket but answers nothing until stopped for good.
+    func freeze() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGSTOP) }
     }
 
     deinit {
