@@ -50,6 +50,8 @@ let package = Package(
             dependencies: ["GStreamer", "CXlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Pure Swift, no GStreamer: HLS playlists and attribute lists (multi-variant, I-frame), text in, values out.
+        .target(name: "HLS", swiftSettings: [.swiftLanguageMode(.v6)]),
         // Pure Swift: turns per-frame render records into skew figures, summary.json and a PNG plot.
         .target(name: "SyncAnalysis", swiftSettings: [.swiftLanguageMode(.v6)]),
         // One clock, shared transport, suspensions: AVPlaybackCoordinator's behaviour over our players.
@@ -61,7 +63,7 @@ let package = Package(
         // networkResourcePriority: a pure bandwidth allocator and the manager that caps each view's hlsdemux2.
         .target(
             name: "Priority",
-            dependencies: ["Multiview", "GStreamer"],
+            dependencies: ["HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Audio routes (PulseAudio sinks, mixable or not) and the external display, arbitrated between views.
@@ -79,7 +81,7 @@ let package = Package(
         // I-frame trick play (±8×) and scrub previews from HLS I-frame playlists (byte ranges, decoded alone).
         .target(
             name: "TrickPlay",
-            dependencies: ["Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
+            dependencies: ["HLS", "Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -100,6 +102,11 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
+            name: "HLSTests",
+            dependencies: ["HLS"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
             name: "SyncAnalysisTests",
             dependencies: ["SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -111,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PriorityTests",
-            dependencies: ["TestSupport", "Priority", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Priority", "HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
@@ -126,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrickPlayTests",
-            dependencies: ["TestSupport", "TrickPlay", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "TrickPlay", "HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
