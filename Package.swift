@@ -57,7 +57,13 @@ let package = Package(
         // One clock, shared transport, suspensions: AVPlaybackCoordinator's behaviour over our players.
         .target(
             name: "Coordination",
-            dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The sync benchmark harness: per-frame render recorder and the scripted sync-report runner (CLI, tests).
+        .target(
+            name: "SyncBench",
+            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // networkResourcePriority: a pure bandwidth allocator and the manager that caps each view's hlsdemux2.
@@ -86,7 +92,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -113,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoordinationTests",
-            dependencies: ["TestSupport", "Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["TestSupport", "Coordination", "SyncBench", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -4,6 +4,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import SyncBench
 import TrickPlay
 
 @main
