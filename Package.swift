@@ -87,7 +87,7 @@ let package = Package(
         // I-frame trick play (±8×) and scrub previews from HLS I-frame playlists (byte ranges, decoded alone).
         .target(
             name: "TrickPlay",
-            dependencies: ["HLS", "Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
+            dependencies: ["HLS", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -115,6 +115,11 @@ let package = Package(
         .testTarget(
             name: "SyncAnalysisTests",
             dependencies: ["SyncAnalysis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SyncBenchTests",
+            dependencies: ["TestSupport", "SyncBench", "SyncAnalysis", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

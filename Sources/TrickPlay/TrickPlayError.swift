@@ -7,6 +7,8 @@ public enum TrickPlayError: Error, Equatable, CustomStringConvertible {
     case noIFramePlaylist(url: String)
     case malformed(url: String, reason: String)
     case decode(url: String, reason: String)
+    /// The preview picture could not be encoded for `path`.
+    case encode(path: String, reason: String)
 
     /// The same failure of an HLS playlist, as trick play reports it.
     public init(_ error: HLSPlaylistError) {
@@ -22,6 +24,7 @@ public enum TrickPlayError: Error, Equatable, CustomStringConvertible {
         case .noIFramePlaylist(let url): return "\(url) has no EXT-X-I-FRAME-STREAM-INF (no I-frame playlist)"
         case .malformed(let url, let reason): return "\(url): \(reason)"
         case .decode(let url, let reason): return "cannot decode the I-frame from \(url): \(reason)"
+        case .encode(let path, let reason): return "cannot encode the preview for \(path): \(reason)"
         }
     }
 }
