@@ -3,6 +3,7 @@
 //
 // Layers, imports flowing one way (bottom to top):
 //   CGStreamer (system headers) ← CGStreamerShim (what Swift cannot call) ← GStreamer (safe Swift wrappers)
+//   (CGIO, CXlib, CPulse: one system-library module per other C library, imported only where it is used)
 //   ← Multiview (Player, Stage, grid window) ← Coordination (+ SyncAnalysis, pure), Priority, Routing,
 //   RemoteControl
 //   ← multiview (command-line tool)
@@ -22,15 +23,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // The one system-library module: C headers of GStreamer (core, app, video, audio, pbutils, net) and Xlib.
+        // System-library modules, one per C library family; each imported only where its library is used
+        // (ARCHITECTURE.md, "Modules"). GStreamer: core, app, video, audio, pbutils, net (GLib/GObject with it).
         .systemLibrary(
             name: "CGStreamer",
             pkgConfig: "gstreamer-1.0",
             providers: [.apt([
                 "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev",
-                "libx11-dev", "libpulse-dev",
             ])]
         ),
+        // GIO's GDBus and GVariant: the MPRIS2 server of RemoteControl.
+        .systemLibrary(name: "CGIO", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // Xlib: the grid window (Multiview) and the external display window (Routing).
+        .systemLibrary(name: "CXlib", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
+        // libpulse: the PulseAudio client of Routing.
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         // The one small C shim: only variadic setters, cast macros and trampolines Swift cannot express.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         .target(
@@ -40,44 +47,52 @@ let package = Package(
         ),
         .target(
             name: "Multiview",
-            dependencies: ["GStreamer", "CGStreamer"],
+            dependencies: ["GStreamer", "CXlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Pure Swift, no GStreamer: HLS playlists and attribute lists (multi-variant, I-frame), text in, values out.
+        .target(name: "HLS", swiftSettings: [.swiftLanguageMode(.v6)]),
         // Pure Swift: turns per-frame render records into skew figures, summary.json and a PNG plot.
         .target(name: "SyncAnalysis", swiftSettings: [.swiftLanguageMode(.v6)]),
         // One clock, shared transport, suspensions: AVPlaybackCoordinator's behaviour over our players.
         .target(
             name: "Coordination",
-            dependencies: ["Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["Multiview", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The sync benchmark harness: per-frame render recorder and the scripted sync-report runner (CLI, tests).
+        .target(
+            name: "SyncBench",
+            dependencies: ["Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // networkResourcePriority: a pure bandwidth allocator and the manager that caps each view's hlsdemux2.
         .target(
             name: "Priority",
-            dependencies: ["Multiview", "GStreamer"],
+            dependencies: ["HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Audio routes (PulseAudio sinks, mixable or not) and the external display, arbitrated between views.
         .target(
             name: "Routing",
-            dependencies: ["Multiview", "GStreamer", "CGStreamer"],
+            dependencies: ["Multiview", "GStreamer", "CXlib", "CPulse"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Now playing + remote commands over MPRIS2 (D-Bus session bus, GIO's GDBus).
         .target(
             name: "RemoteControl",
-            dependencies: ["Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            dependencies: ["Coordination", "Multiview", "GStreamer", "CGIO"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // I-frame trick play (±8×) and scrub previews from HLS I-frame playlists (byte ranges, decoded alone).
         .target(
             name: "TrickPlay",
-            dependencies: ["Multiview", "GStreamer", "CGStreamer", "SyncAnalysis"],
+            dependencies: ["HLS", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "multiview",
-            dependencies: ["Routing", "Coordination", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -93,23 +108,33 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
+            name: "HLSTests",
+            dependencies: ["HLS"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
             name: "SyncAnalysisTests",
             dependencies: ["SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
+            name: "SyncBenchTests",
+            dependencies: ["TestSupport", "SyncBench", "SyncAnalysis", "GStreamer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
             name: "CoordinationTests",
-            dependencies: ["TestSupport", "Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["TestSupport", "Coordination", "SyncBench", "Multiview", "GStreamer", "SyncAnalysis"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "PriorityTests",
-            dependencies: ["TestSupport", "Priority", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Priority", "HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "RoutingTests",
-            dependencies: ["TestSupport", "Routing", "Coordination", "Multiview", "GStreamer", "CGStreamer"],
+            dependencies: ["TestSupport", "Routing", "Coordination", "Multiview", "GStreamer", "CPulse"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
@@ -119,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrickPlayTests",
-            dependencies: ["TestSupport", "TrickPlay", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "TrickPlay", "HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

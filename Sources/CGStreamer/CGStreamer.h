@@ -1,4 +1,5 @@
-// Umbrella header of the one system-library module: every C API Multiview uses, nothing of our own.
+// Umbrella header of the GStreamer system-library module: the GStreamer C APIs Multiview uses (and GLib/GObject
+// through them), nothing of our own. GIO, Xlib and libpulse have their own modules (CGIO, CXlib, CPulse).
 #pragma once
 #include <gst/gst.h>
 #include <gst/app/app.h>
@@ -7,9 +8,3 @@
 #include <gst/audio/audio.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/net/net.h>
-// GDBus (MPRIS2 remote control); GLib is already here through GStreamer.
-#include <gio/gio.h>
-#include <X11/Xlib.h>
-#include <X11/Xutil.h>
-#include <X11/keysym.h>
-#include <pulse/pulseaudio.h>

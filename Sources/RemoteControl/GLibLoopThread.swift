@@ -1,4 +1,4 @@
-import CGStreamer
+import CGIO
 import Foundation
 
 /// A thread of its own running a private GLib main context. GDBus delivers every callback (method calls,

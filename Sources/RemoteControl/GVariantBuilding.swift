@@ -1,4 +1,4 @@
-import CGStreamer
+import CGIO
 
 /// Builds GVariants from `DBusValue`s without the variadic `g_variant_new` (Swift cannot call it): each scalar
 /// has its own constructor, arrays and dictionaries go through a `GVariantBuilder`. Results are floating

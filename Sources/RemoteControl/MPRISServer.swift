@@ -1,4 +1,4 @@
-import CGStreamer
+import CGIO
 import Foundation
 import GStreamer
 import Synchronization

@@ -1,4 +1,4 @@
-import CGStreamer
+import CXlib
 import Foundation
 
 /// The external display route's screen: one window filling an X display of its own (a second Xvfb standing for

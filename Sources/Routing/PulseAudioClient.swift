@@ -1,4 +1,4 @@
-import CGStreamer
+import CPulse
 import Foundation
 
 /// A connection to a PulseAudio server over libpulse: the one owner of a threaded main loop and a context on it

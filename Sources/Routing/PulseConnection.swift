@@ -1,4 +1,4 @@
-import CGStreamer
+import CPulse
 import Foundation
 import Synchronization
 

@@ -47,7 +47,7 @@ public struct PlotLayout: Sendable, Equatable {
     }
 }
 
-/// Draws skew samples as a PNG scatter plot (see `PNGEncoder`; no libraries).
+/// Draws skew samples as a scatter plot into an `RGBImage` (pure; SyncBench writes it as `skew.png`).
 ///
 /// x = clock time since the first command (s), y = skew (ms) on a fixed scale or an automatic one (which clips
 /// outliers: samples above the top are drawn as dark-outlined triangles on the top edge, and counted in the
@@ -213,17 +213,17 @@ public enum PNGPlot {
         return image
     }
 
-    /// Renders a run's samples (and optionally a second run's, e.g. the baseline) as a PNG file's bytes.
-    public static func pngData(result: SyncAnalysisResult, phases: [PhaseRecord],
-                               comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])? = nil,
-                               yMaxMs: Double? = nil) -> Data {
+    /// Renders a run's samples (and optionally a second run's, e.g. the baseline) as the plot's pixels.
+    public static func image(result: SyncAnalysisResult, phases: [PhaseRecord],
+                             comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])? = nil,
+                             yMaxMs: Double? = nil) -> RGBImage {
         var series = [PlotSeries(result: result, phases: phases)]
         if let comparison {
             var color = color(forMode: comparison.result.summary.mode)
             if color == series[0].color { color = color == coordinatedColor ? baselineColor : coordinatedColor }
             series.append(PlotSeries(result: comparison.result, phases: comparison.phases, color: color))
         }
-        return PNGEncoder.encode(render(series: series, phases: phases, yMaxMs: yMaxMs))
+        return render(series: series, phases: phases, yMaxMs: yMaxMs)
     }
 
     /// Smallest 1, 2 or 5 × 10ⁿ at least `value`.

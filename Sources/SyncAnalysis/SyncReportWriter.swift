@@ -15,7 +15,8 @@ public struct SyncFrameDump: Codable, Sendable, Equatable {
 /// Writes a run's report files into a directory (created if needed):
 /// - `summary.json`: the `SyncSummary`, pretty-printed with sorted keys;
 /// - `frames.json`: a `SyncFrameDump` (all frame records and phases; compact, sorted keys);
-/// - `skew.png`: the `PNGPlot` of the samples.
+/// - `skew.png`: the `PNGPlot` of the samples, as the file `encodePlot` makes of its pixels (SyncBench passes
+///   GStreamer's pngenc; this module stays pure).
 ///
 /// With a non-empty `fileStem` (e.g. "baseline", for a second run in the same directory) the names become
 /// `summary-<stem>.json`, `frames-<stem>.json` and `skew-<stem>.png`.
@@ -27,10 +28,12 @@ public enum SyncReportWriter {
     }
 
     /// Writes the three files. `comparison`, when given, is drawn as a second series on the plot (e.g. the
-    /// baseline run under the coordinated one); it changes nothing else.
+    /// baseline run under the coordinated one); it changes nothing else. `encodePlot` turns the plot's pixels into
+    /// the PNG file's bytes.
     public static func write(result: SyncAnalysisResult, frames: [FrameRecord], phases: [PhaseRecord],
                              to directory: URL, fileStem: String = "",
-                             comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])? = nil) throws {
+                             comparison: (result: SyncAnalysisResult, phases: [PhaseRecord])? = nil,
+                             encodePlot: (RGBImage) throws -> Data) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let names = fileNames(fileStem: fileStem)
 
@@ -41,7 +44,7 @@ public enum SyncReportWriter {
         let dump = SyncFrameDump(mode: result.summary.mode, fps: result.fps, phases: phases, frames: frames)
         try dumpEncoder.encode(dump).write(to: directory.appendingPathComponent(names.frames), options: .atomic)
 
-        try PNGPlot.pngData(result: result, phases: phases, comparison: comparison)
+        try encodePlot(PNGPlot.image(result: result, phases: phases, comparison: comparison))
             .write(to: directory.appendingPathComponent(names.plot), options: .atomic)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,7 +1,6 @@
 import Foundation
 import GStreamer
 import Multiview
-import SyncAnalysis
 
 /// The stage's trick-play layer (`ff N`, `rew N`, `preview N T PATH`): one `TrickPlayer` per HLS view, made on
 /// first use from the view's master playlist. While trick play runs the view's own player is paused; the I-frames
@@ -86,7 +85,7 @@ public actor TrickPlayStage: StageTrickPlay {
         }
         do {
             let frame = try await trick.preview(at: seconds)
-            try frame.encoded(forPath: path).write(to: URL(fileURLWithPath: path))
+            try await frame.encoded(forPath: path, view: "\(number)").write(to: URL(fileURLWithPath: path))
             return "view \(number): preview at \(String(format: "%.1f", seconds)) s -> \(path) (\(frame.width)x\(frame.height))"
         } catch {
             return "\(error)"
@@ -142,16 +141,13 @@ final class TrickDisplay: @unchecked Sendable {
 }
 
 extension DecodedFrame {
-    /// PPM for a `.ppm` path, else PNG (SyncAnalysis's encoder).
-    public func encoded(forPath path: String) -> Data {
+    /// PPM for a `.ppm` path, else PNG (GStreamer's pngenc, off the cooperative threads).
+    public func encoded(forPath path: String, view: String) async throws(TrickPlayViewError) -> Data {
         if path.lowercased().hasSuffix(".ppm") { return ppm }
-        var image = RGBImage(width: width, height: height)
-        for y in 0..<height {
-            for x in 0..<width {
-                let i = (y * width + x) * 3
-                image.set(x, y, RGB(rgb[i], rgb[i + 1], rgb[i + 2]))
-            }
+        do {
+            return try await PNGEncoding.encode(rgb: rgb, width: width, height: height)
+        } catch {
+            throw TrickPlayViewError(view: view, cause: .encode(path: path, reason: "\(error)"))
         }
-        return PNGEncoder.encode(image)
     }
 }

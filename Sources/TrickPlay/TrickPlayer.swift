@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 
 /// A picture shown during trick play.
 public struct TrickFrame: Sendable {
@@ -59,12 +60,12 @@ public actor TrickPlayer {
         if !trickFrames.isEmpty { return }
         do {
             let master = try await fetcher.text(masterURL)
-            let variants = try IFramePlaylist.variants(fromMaster: master, baseURL: masterURL)
+            let variants = try TrickPlaylists.variants(fromMaster: master, baseURL: masterURL)
             let trick = IFramePlaylist.choose(variants, forHeight: viewHeight ?? Int.max)!
             let preview = IFramePlaylist.choose(variants, forHeight: nil)!
-            trickFrames = try IFramePlaylist.iFrames(fromMedia: await fetcher.text(trick.url), baseURL: trick.url)
+            trickFrames = try TrickPlaylists.iFrames(fromMedia: await fetcher.text(trick.url), baseURL: trick.url)
             previewFrames = trick.url == preview.url ? trickFrames
-                : try IFramePlaylist.iFrames(fromMedia: await fetcher.text(preview.url), baseURL: preview.url)
+                : try TrickPlaylists.iFrames(fromMedia: await fetcher.text(preview.url), baseURL: preview.url)
             trickVariant = trick; previewVariant = preview
         } catch {
             throw TrickPlayViewError(view: view, cause: error)

@@ -4,6 +4,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import SyncBench
 import TrickPlay
 
 @main
@@ -274,13 +275,13 @@ struct SyncReport: AsyncParsableCommand {
                                                          seekTargets: targets, log: log).run(views: views)
             let base = SyncAnalyzer.analyze(frames: baselineRun.frames, phases: baselineRun.phases, mode: "baseline")
             summaries.append(base.summary)
-            try SyncReportWriter.write(result: base, frames: baselineRun.frames, phases: baselineRun.phases,
-                                       to: directory, fileStem: "baseline")
+            try await SyncReportFiles.write(result: base, frames: baselineRun.frames, phases: baselineRun.phases,
+                                            to: directory, fileStem: "baseline")
             comparison = (base, baselineRun.phases)
             failed = failed || !baselineRun.failures.isEmpty
         }
-        try SyncReportWriter.write(result: coordinated, frames: coordinatedRun.frames, phases: coordinatedRun.phases,
-                                   to: directory, comparison: comparison)
+        try await SyncReportFiles.write(result: coordinated, frames: coordinatedRun.frames,
+                                        phases: coordinatedRun.phases, to: directory, comparison: comparison)
         print(SummaryTable.render(summaries))
         print(String(format: "single view alone, seek → first frame: slowest %.1f ms (%@)", slowest,
                      single.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, $0.value) }.joined(separator: ", ")))

@@ -35,7 +35,7 @@ struct PreviewCommand: AsyncParsableCommand {
         let player = TrickPlayer(view: view, master: masterURL(master))
         do {
             let frame = try await player.preview(at: at, width: width, height: height)
-            let data = frame.encoded(forPath: output)
+            let data = try await frame.encoded(forPath: output, view: view)
             try data.write(to: URL(fileURLWithPath: output))
             print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
         } catch let error as TrickPlayViewError {

@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import SyncBench
 import XCTest
 
 /// Stage commands that overlap: `add URI` arrives while `r N` ("what happened?") is still catching up.

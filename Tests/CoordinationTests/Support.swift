@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import SyncBench
 import XCTest
 
 enum Media {

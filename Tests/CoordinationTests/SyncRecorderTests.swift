@@ -3,6 +3,7 @@ import Foundation
 import GStreamer
 import Multiview
 import SyncAnalysis
+import SyncBench
 import XCTest
 
 /// The recorder files a frame under the phase whose timeline it was rendered on: after a flushing command a

@@ -101,29 +101,3 @@ final class BandwidthAllocatorTests: XCTestCase {
         XCTAssertEqual(NetworkResourcePriority.low.next.next.next, .low)
     }
 }
-
-final class MasterPlaylistTests: XCTestCase {
-    func testParsesVariantsAndIgnoresIFrameVariants() throws {
-        let text = """
-        #EXTM3U
-        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",URI="audio-en/index.m3u8"
-        #EXT-X-STREAM-INF:BANDWIDTH=5466121,AVERAGE-BANDWIDTH=5361403,RESOLUTION=1920x1080,CODECS="avc1.42c028,mp4a.40.2",AUDIO="aud"
-        v1080/index.m3u8
-        #EXT-X-STREAM-INF:BANDWIDTH=696401,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
-        v360/index.m3u8
-        #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=52767,RESOLUTION=640x360,URI="v360/iframes.m3u8"
-        """
-        let playlist = try MasterPlaylist.parse(text)
-        XCTAssertEqual(playlist.rungs, [Rung(bandwidth: 696_401, width: 640, height: 360),
-                                        Rung(bandwidth: 5_466_121, width: 1920, height: 1080)])
-    }
-
-    func testRejectsGarbageAndMediaPlaylists() {
-        XCTAssertThrowsError(try MasterPlaylist.parse("<html>not found</html>")) {
-            XCTAssertEqual($0 as? MasterPlaylist.Problem, .notAPlaylist)
-        }
-        XCTAssertThrowsError(try MasterPlaylist.parse("#EXTM3U\n#EXTINF:2.0,\nseg0.ts\n")) {
-            XCTAssertEqual($0 as? MasterPlaylist.Problem, .noVariants)
-        }
-    }
-}

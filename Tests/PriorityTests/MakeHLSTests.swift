@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 import Priority
 import TestSupport
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import HLS
 import Multiview
 import Priority
 import TestSupport

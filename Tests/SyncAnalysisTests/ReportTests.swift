@@ -19,7 +19,11 @@ final class ReportTests: XCTestCase {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (frames, result) = Self.sampleRun(mode: "coordinated")
-        try SyncReportWriter.write(result: result, frames: frames, phases: Self.phases, to: directory)
+        var plotted: RGBImage?
+        try SyncReportWriter.write(result: result, frames: frames, phases: Self.phases, to: directory) { image in
+            plotted = image
+            return Data("plot".utf8)
+        }
 
         let data = try Data(contentsOf: directory.appendingPathComponent("summary.json"))
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -47,7 +51,9 @@ final class ReportTests: XCTestCase {
         XCTAssertEqual(dump.phases, Self.phases)
         XCTAssertEqual(dump.mode, "coordinated")
         XCTAssertEqual(dump.fps, 30)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: directory.appendingPathComponent("skew.png").path))
+        // The plot of this run went to the encoder, and what it made is skew.png.
+        XCTAssertEqual(plotted, PNGPlot.image(result: result, phases: Self.phases))
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("skew.png")), Data("plot".utf8))
     }
 
     func testFileStemNamesTheFiles() throws {
@@ -55,7 +61,7 @@ final class ReportTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (frames, result) = Self.sampleRun(mode: "baseline")
         try SyncReportWriter.write(result: result, frames: frames, phases: Self.phases, to: directory,
-                                   fileStem: "baseline")
+                                   fileStem: "baseline") { _ in Data("plot".utf8) }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         XCTAssertEqual(names, ["frames-baseline.json", "skew-baseline.png", "summary-baseline.json"])
     }

@@ -24,9 +24,18 @@ final class TrickPlayCLITests: XCTestCase {
         let preview = try run(["preview", master, "--at", "7", "--output", output.path, "--size", "320x180"])
         XCTAssertEqual(preview.status, 0, preview.stderr)
         XCTAssertTrue(preview.stdout.contains("(320x180)"), preview.stdout)
-        let png = try Data(contentsOf: output)
-        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        XCTAssertGreaterThan(png.count, 320 * 180 * 3, "uncompressed (stored) PNG of the whole picture")
+        // The same preview as PPM (raw pixels): the PNG, decoded independently, holds exactly those pixels.
+        let ppmOutput = output.deletingPathExtension().appendingPathExtension("ppm")
+        defer { try? FileManager.default.removeItem(at: ppmOutput) }
+        let ppmRun = try run(["preview", master, "--at", "7", "--output", ppmOutput.path, "--size", "320x180"])
+        XCTAssertEqual(ppmRun.status, 0, ppmRun.stderr)
+        let ppm = try Data(contentsOf: ppmOutput)
+        let header = Data("P6\n320 180\n255\n".utf8)
+        XCTAssertEqual(ppm.prefix(header.count), header)
+        let png = try decodePNG(atPath: output.path)
+        XCTAssertEqual([png.width, png.height], [320, 180])
+        XCTAssertEqual(png.rgb, [UInt8](ppm.dropFirst(header.count)), "the PNG holds the decoded I-frame's pixels")
+        XCTAssertGreaterThan(Set(png.rgb).count, 16, "a picture, not a blank")
 
         let rewind = try run(["trickplay", master, "--rate", "-8", "--from", "10", "--duration", "5", "--height", "360"])
         XCTAssertEqual(rewind.status, 0, rewind.stderr)

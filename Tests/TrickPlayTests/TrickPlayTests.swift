@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 import TestSupport
 import TrickPlay
 import XCTest
@@ -35,28 +36,15 @@ final class IFramePlaylistTests: XCTestCase {
         XCTAssertEqual(IFramePlaylist.index(in: frames, at: 99), 11)
     }
 
-    func testByteRangeWithoutOffsetContinuesAndErrorsAreTyped() throws {
-        let base = URL(string: "http://host/a/iframes.m3u8")!
-        let text = """
-            #EXTM3U
-            #EXT-X-I-FRAMES-ONLY
-            #EXTINF:1.5,
-            #EXT-X-BYTERANGE:376@188
-            s.ts
-            #EXTINF:1.5,
-            #EXT-X-BYTERANGE:564
-            s.ts
-            """
-        let frames = try IFramePlaylist.iFrames(fromMedia: text, baseURL: base)
-        XCTAssertEqual(frames.map { $0.offset }, [188, 564])
-        XCTAssertEqual(frames.map { $0.mediaTime }, [0, 1.5])
-        XCTAssertEqual(frames[1].url.absoluteString, "http://host/a/s.ts")
-
-        XCTAssertThrowsError(try IFramePlaylist.variants(fromMaster: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8",
-                                                         baseURL: base)) { error in
-            XCTAssertEqual(error as? TrickPlayError, .noIFramePlaylist(url: base.absoluteString))
-        }
-        XCTAssertThrowsError(try IFramePlaylist.iFrames(fromMedia: "#EXTM3U\n#EXTINF:2,\ns.ts", baseURL: base))
+    /// A playlist failure reads the same as trick play's own error (the parser lives in HLS now).
+    func testPlaylistErrorsBecomeTrickPlayErrorsWithTheSameWords() {
+        let url = "http://host/a/master.m3u8"
+        let missing = HLSPlaylistError.noIFramePlaylist(url: url)
+        XCTAssertEqual(TrickPlayError(missing), .noIFramePlaylist(url: url))
+        XCTAssertEqual(TrickPlayError(missing).description, missing.description)
+        let malformed = HLSPlaylistError.malformed(url: url, reason: "no I-frames listed")
+        XCTAssertEqual(TrickPlayError(malformed), .malformed(url: url, reason: "no I-frames listed"))
+        XCTAssertEqual(TrickPlayError(malformed).description, "\(url): no I-frames listed")
     }
 }
 

@@ -1,4 +1,4 @@
-import CGStreamer
+import CXlib
 import Foundation
 import GStreamer
 import Synchronization

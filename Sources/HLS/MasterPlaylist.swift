@@ -1,12 +1,24 @@
 import Foundation
-import Multiview
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The variants of an HLS multi-variant ("master") playlist: what the allocator chooses between.
+/// The variants of an HLS multi-variant ("master") playlist: what the allocator chooses between (Priority reads
+/// them as its `Rung`s).
 public struct MasterPlaylist: Sendable, Equatable {
-    public var rungs: [Rung]
+    /// One EXT-X-STREAM-INF variant: its BANDWIDTH (bits/s) and RESOLUTION when given.
+    public struct Variant: Sendable, Equatable {
+        public var bandwidth: Int
+        public var width: Int?
+        public var height: Int?
+
+        public init(bandwidth: Int, width: Int? = nil, height: Int? = nil) {
+            self.bandwidth = bandwidth; self.width = width; self.height = height
+        }
+    }
+
+    /// Ascending by bandwidth.
+    public var variants: [Variant]
 
     /// Why a playlist could not be used.
     public enum Problem: Error, Equatable, CustomStringConvertible {
@@ -22,22 +34,22 @@ public struct MasterPlaylist: Sendable, Equatable {
         }
     }
 
-    /// Parses EXT-X-STREAM-INF lines (BANDWIDTH, RESOLUTION); I-frame variants are not rungs.
+    /// Parses EXT-X-STREAM-INF lines (BANDWIDTH, RESOLUTION); I-frame variants are not listed.
     public static func parse(_ text: String) throws -> MasterPlaylist {
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         guard lines.first?.hasPrefix("#EXTM3U") == true else { throw Problem.notAPlaylist }
-        var rungs: [Rung] = []
+        var variants: [Variant] = []
         for line in lines where line.hasPrefix("#EXT-X-STREAM-INF:") {
             let attributes = HLSAttributeList.parse(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))
             guard let bandwidth = attributes["BANDWIDTH"].flatMap({ Int($0) }) else { continue }
-            var rung = Rung(bandwidth: bandwidth)
+            var variant = Variant(bandwidth: bandwidth)
             if let size = attributes["RESOLUTION"].flatMap(HLSAttributeList.resolution) {
-                rung.width = size.width; rung.height = size.height
+                variant.width = size.width; variant.height = size.height
             }
-            rungs.append(rung)
+            variants.append(variant)
         }
-        guard !rungs.isEmpty else { throw Problem.noVariants }
-        return MasterPlaylist(rungs: rungs.sorted { $0.bandwidth < $1.bandwidth })
+        guard !variants.isEmpty else { throw Problem.noVariants }
+        return MasterPlaylist(variants: variants.sorted { $0.bandwidth < $1.bandwidth })
     }
 
     /// Downloads and parses a playlist (http(s) or file URL).

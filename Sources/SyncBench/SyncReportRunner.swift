@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Coordination
 import GStreamer
 import Multiview
 import SyncAnalysis

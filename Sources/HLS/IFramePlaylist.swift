@@ -1,5 +1,4 @@
 import Foundation
-import Multiview
 
 /// One `#EXT-X-I-FRAME-STREAM-INF` variant of a multi-variant playlist: an I-frame-only media playlist.
 public struct IFrameVariant: Sendable, Equatable {
@@ -26,7 +25,7 @@ public struct IFrame: Sendable, Equatable {
 /// Parsing of the two HLS playlist kinds trick play needs. Pure: text in, values out.
 public enum IFramePlaylist {
     /// The I-frame variants of a multi-variant playlist, ascending by bandwidth.
-    public static func variants(fromMaster text: String, baseURL: URL) throws(TrickPlayError) -> [IFrameVariant] {
+    public static func variants(fromMaster text: String, baseURL: URL) throws(HLSPlaylistError) -> [IFrameVariant] {
         let lines = lines(of: text)
         guard lines.first?.hasPrefix("#EXTM3U") == true else {
             throw .malformed(url: baseURL.absoluteString, reason: "not an HLS playlist (no #EXTM3U)")
@@ -56,7 +55,7 @@ public enum IFramePlaylist {
     }
 
     /// The I-frames of an I-frame media playlist (EXTINF + EXT-X-BYTERANGE + URI triples), in media order.
-    public static func iFrames(fromMedia text: String, baseURL: URL) throws(TrickPlayError) -> [IFrame] {
+    public static func iFrames(fromMedia text: String, baseURL: URL) throws(HLSPlaylistError) -> [IFrame] {
         let lines = lines(of: text)
         guard lines.first?.hasPrefix("#EXTM3U") == true else {
             throw .malformed(url: baseURL.absoluteString, reason: "not an HLS playlist (no #EXTM3U)")
@@ -112,27 +111,16 @@ public enum IFramePlaylist {
     }
 }
 
-/// Why trick play or a preview could not happen. `ViewError` adds the view's name.
-public enum TrickPlayError: Error, Equatable, CustomStringConvertible {
-    case download(url: String, reason: String)
+/// Why an I-frame playlist could not be read. Trick play reports it as its own `TrickPlayError` (same words).
+public enum HLSPlaylistError: Error, Equatable, CustomStringConvertible {
+    /// The multi-variant playlist at `url` lists no EXT-X-I-FRAME-STREAM-INF.
     case noIFramePlaylist(url: String)
     case malformed(url: String, reason: String)
-    case decode(url: String, reason: String)
 
     public var description: String {
         switch self {
-        case .download(let url, let reason): return "cannot download \(url): \(reason)"
         case .noIFramePlaylist(let url): return "\(url) has no EXT-X-I-FRAME-STREAM-INF (no I-frame playlist)"
         case .malformed(let url, let reason): return "\(url): \(reason)"
-        case .decode(let url, let reason): return "cannot decode the I-frame from \(url): \(reason)"
         }
     }
-}
-
-/// A trick-play failure of one view: the one line the stage prints.
-public struct TrickPlayViewError: Error, Equatable, CustomStringConvertible {
-    public var view: String
-    public var cause: TrickPlayError
-    public init(view: String, cause: TrickPlayError) { self.view = view; self.cause = cause }
-    public var description: String { "view \(view): trick play: \(cause)" }
 }

@@ -1,0 +1,6 @@
+// Umbrella header of the Xlib system-library module: the grid window and the external display window
+// (Multiview's Stage, Routing).
+#pragma once
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/keysym.h>
