@@ -25,7 +25,10 @@ struct Play: AsyncParsableCommand {
     var headless = false
 
     @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
-    var duration: Double?
+    var duration: String?
+
+    /// `--duration` as seconds (read as text so that an error line quotes it as typed: `1e309`, not `inf`).
+    private var durationSeconds: Double? { duration.flatMap { Double($0) } }
 
     @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
     var noAudio = false
@@ -62,7 +65,12 @@ struct Play: AsyncParsableCommand {
     /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.
     private func inputProblem() -> String? {
         do {
-            if let duration { _ = try StageLimits.duration(duration, input: "--duration \(duration)") }
+            if let duration {
+                guard let seconds = Double(duration) else {
+                    throw StageInputError.malformed(input: "--duration \(duration)", expected: "seconds, e.g. 5 or 2.5")
+                }
+                _ = try StageLimits.duration(seconds, input: "--duration \(duration)")
+            }
             do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
             // The priority engineer's options parse `N=level`; which N exist is known here.
@@ -90,7 +98,7 @@ struct Play: AsyncParsableCommand {
 
         let (width, height) = (try? StageLimits.tile(tile)) ?? (480, 270)
         var configuration = StageConfiguration(
-            sources: media.map(MediaSource.init), headless: headless, duration: duration,
+            sources: media.map(MediaSource.init), headless: headless, duration: durationSeconds,
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
         configuration.teardown = .leaveToProcessExit
         var coordinatedStage: CoordinatedStage?

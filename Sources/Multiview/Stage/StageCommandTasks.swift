@@ -1,3 +1,27 @@
+import Synchronization
+
+/// A continuation resumed once, by whichever comes first; a resume before `set` is kept for it. Owner: the Mutex.
+final class ResumeOnce: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<Void, Never>?, resumed: Bool)>((nil, false))
+    func set(_ continuation: CheckedContinuation<Void, Never>) {
+        let resumeNow = state.withLock { s -> Bool in
+            if s.resumed { return true }
+            s.continuation = continuation
+            return false
+        }
+        if resumeNow { continuation.resume() }
+    }
+    func resume() {
+        let continuation = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard !s.resumed else { return nil }
+            s.resumed = true
+            defer { s.continuation = nil }
+            return s.continuation
+        }
+        continuation?.resume()
+    }
+}
+
 /// What a stage command acts on. Commands for one target run in order, each as a task of its own, so a view that
 /// does not answer (a seek waiting out its 20 s timeout) holds back only the commands for that same target — never
 /// the status line, `q`, the other views or the other targets.
@@ -90,7 +114,7 @@ struct StageCommandTasks {
         let waitFor = supersede ? nil : previous?.task
         let task = Task<CommandResult, Never> {
             var result = CommandResult.superseded
-            if let waitFor { _ = await waitFor.value }
+            if let waitFor { await StageCommandTasks.waitUnlessCancelled(for: waitFor) }
             if !Task.isCancelled {
                 result = await work()
                 if Task.isCancelled { result = .superseded }
@@ -100,6 +124,24 @@ struct StageCommandTasks {
         }
         newest[target] = Entry(id: id, command: command, task: task)
         return (id, task)
+    }
+
+    /// Waits for `task` to end, or for this task to be cancelled (a newer command superseded the waiting one),
+    /// whichever comes first: `await task.value` alone would not return on cancellation. The helper task that waits
+    /// for `task` lives exactly as long as `task`.
+    static func waitUnlessCancelled(for task: Task<CommandResult, Never>) async {
+        let resumer = ResumeOnce()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                resumer.set(continuation)
+                Task {
+                    _ = await task.value
+                    resumer.resume()
+                }
+            }
+        } onCancel: {
+            resumer.resume()
+        }
     }
 
     /// Forgets the target's task once it ended (if no newer one took its place).
