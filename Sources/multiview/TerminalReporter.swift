@@ -46,9 +46,9 @@ final class TerminalReporter: StageReporter {
     }
 
     /// Ends the process now with `code`, leaving the pipelines to the kernel (see `StageTeardown.leaveToProcessExit`):
-    /// no exit handlers run while streaming threads still work.
+    /// no exit handlers run while streaming threads still work. Nothing to flush: every line of `play` is written
+    /// unbuffered (and `fflush(NULL)` would wait for stdin's lock, held by the stdin thread blocked in `readLine`).
     func exitNow(_ code: Int32) -> Never {
-        fflush(nil)   // every stdio stream (`print` elsewhere is buffered)
         _exit(code)
     }
 
@@ -90,8 +90,7 @@ final class ShutdownWatchdog: Sendable {
             let (code, phase) = state.withLock { ($0.exitCode, $0.phase) }
             FileHandle.standardError.write(Data("error: shutdown did not finish within \(ShutdownWatchdog.limit) (still \(phase)); exiting\n".utf8))
             finalLines()
-            fflush(nil)
-            _exit(code)
+            _exit(code)   // no flush: see TerminalReporter.exitNow
         }
         thread.name = "multiview-watchdog"
         thread.start()

@@ -85,6 +85,26 @@ final class StageCLITests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(tool.waitForExit(timeout: .seconds(1)), "a second SIGINT ends at once"), 130)
         XCTAssertTrue(tool.stderr.contains("view 2 (x.mkv): file not found"), tool.stderr)
     }
+
+    /// Row 7: two files and a garbage `.m3u8` over HTTP with `--duration`: now and then the process never exited (a
+    /// thread stuck in adaptivedemux2's teardown). The views are left to the process's exit and a watchdog ends it
+    /// at the latest 1.9 s after the stage ends: three runs, each ends with one line for the garbage view.
+    func testAGarbagePlaylistOverHTTPNeverHoldsTheExit() throws {
+        let root = try TemporaryDirectory(prefix: "garbage-hls")
+        try Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }).write(to: URL(fileURLWithPath: root.path("garbage.m3u8")))
+        let server = try HLSServer(root: root.url.path)
+        defer { server.stop() }
+        for run in 1...3 {
+            let start = ContinuousClock.now
+            let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3",
+                                              TestMedia.angle1, TestMedia.angles[1], server.uri("garbage.m3u8")],
+                                     timeout: .seconds(30))
+            XCTAssertEqual(result.status, 1, "run \(run): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("view 3 (garbage.m3u8): ") }
+            XCTAssertEqual(lines.count, 1, "run \(run): \(result.stderr)")
+            XCTAssertLessThan(ContinuousClock.now - start, .seconds(20), "run \(run)")
+        }
+    }
 }
 
 /// A program kept running so that a test can signal it: output to files (see Processes.swift for why not pipes).

@@ -6,7 +6,10 @@ extension Stage {
     /// Checks `command` and starts what carries it out; a refused command is one error line.
     func dispatch(_ command: StageCommand) {
         do {
-            if let number = command.view { _ = try StageLimits.view(number, count: views.count, input: command.typed) }
+            // `audio N` / `external N` for a view that does not exist are the routing layer's to refuse (one event).
+            if let number = command.view, !command.isRoutePreference {
+                _ = try StageLimits.view(number, count: views.count, input: command.typed)
+            }
             switch command {
             case .quit:
                 endReason = .quit

@@ -50,9 +50,10 @@ public enum StageCommand: Sendable, Equatable {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let first = words.first?.lowercased() else { throw .unknownCommand(trimmed) }
-        /// A view number: any integer here (the stage checks it against its views).
+        /// A view number: 1 or more here (the stage checks it against its views).
         func view(_ word: String) throws(StageInputError) -> Int {
             guard let n = Int(word) else { throw .malformed(input: trimmed, expected: "a view number (1, 2, …)") }
+            guard n >= 1 else { throw .outOfRange(input: trimmed, allowed: "view numbers from 1") }
             return n
         }
         func number(_ word: String) throws(StageInputError) -> Double {
@@ -121,6 +122,14 @@ public enum StageCommand: Sendable, Equatable {
         case .subtitles(let n, let language): return "subs \(n) \(language ?? "off")"
         case .trickPlay(let n, let rate): return "\(rate > 0 ? "ff" : "rew") \(n)"
         case .preview(let n, let s, let path): return "preview \(n) \(seconds(s)) \(path)"
+        }
+    }
+
+    /// `audio N` / `external N`.
+    public var isRoutePreference: Bool {
+        switch self {
+        case .preferAudio, .preferExternal: return true
+        default: return false
         }
     }
 
