@@ -93,8 +93,8 @@ struct Play: AsyncParsableCommand {
             reporter.error("GStreamer could not be initialised")
             throw ExitCode(2)
         }
-        let (signalCommands, signalContinuation) = AsyncStream<StageCommand>.makeStream()
-        ShutdownSignals.install(reporter: reporter) { signalContinuation.yield(.quit) }
+        let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
+        ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
 
         let (width, height) = (try? StageLimits.tile(tile)) ?? (480, 270)
         var configuration = StageConfiguration(
@@ -121,8 +121,12 @@ struct Play: AsyncParsableCommand {
         configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
                                                       reporter: reporter)
         let stage = Stage(configuration: configuration, reporter: reporter)
-        let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), remoteCommands,
-                                                          signalCommands]))
+        // Started just before the stage's own deadline, so it never ends a shutdown that is on time.
+        if let seconds = durationSeconds { reporter.quitRequested(after: seconds) }
+        // The first SIGINT/SIGTERM ends the stage at once (even while it starts); cancelled when the run is over.
+        let signalWatch = Task { for await _ in signals { await stage.endNow() } }
+        let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), remoteCommands]))
+        signalWatch.cancel()
         reporter.watchdog.phase("closing the MPRIS connection")
         await remote?.shutdown()
         reporter.watchdog.phase("giving the audio routes back")

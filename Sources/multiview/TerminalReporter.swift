@@ -24,8 +24,22 @@ final class TerminalReporter: StageReporter {
     func viewRecovered(_ view: ViewIdentity) { _ = state.withLock { $0.failures.removeValue(forKey: view.number) } }
 
     /// The stage stops now: from here the process has `ShutdownWatchdog.limit` to end.
-    func stageEnding(_ reason: StageEndReason) {
+    func stageEnding(_ reason: StageEndReason) { quitRequested() }
+
+    /// The stage ends, or `--duration` is over (then the countdown starts even if the stage never handled its
+    /// deadline).
+    func quitRequested() {
         watchdog.arm(exitCode: 1, phase: "stopping the views", finalLines: { [self] in printFinalLines(nil) })
+    }
+
+    /// Calls `quitRequested` `seconds` from now, on a thread of its own (`--duration`).
+    func quitRequested(after seconds: Double) {
+        let thread = Thread { [self] in
+            Thread.sleep(forTimeInterval: seconds)
+            quitRequested()
+        }
+        thread.name = "multiview-duration"
+        thread.start()
     }
 
     /// One line per failed view (`view 3 (broken.mp4): corrupt or unreadable media: …`) and per view that never

@@ -12,9 +12,9 @@ extension Stage {
             }
             switch command {
             case .quit:
-                endReason = .quit
+                afterEarlierCommands { [self] in await end(.quit) }
             case .status:
-                reporter.status(statusLine())
+                afterEarlierCommands { [self] in await printStatus() }
             case .togglePause:
                 let playing = intendedPlaying ?? statuses.values.contains { $0.state == .playing }
                 dispatch(playing ? .pause : .play)
@@ -97,6 +97,24 @@ extension Stage {
         } catch {
             reporter.error("\(error)")
         }
+    }
+
+    /// `s` and `q` act once the commands typed before them are done (`+10` then `s` shows the new position), but
+    /// wait at most `Stage.settleLimit`: a stuck view never holds them longer.
+    private func afterEarlierCommands(_ action: @escaping @Sendable () async -> Void) {
+        let tasks = commandTasks
+        runTasks.append(Task {
+            await tasks.settle(atMost: Stage.settleLimit)
+            await action()
+        })
+    }
+
+    private func printStatus() { reporter.status(statusLine()) }
+
+    /// Ends the run: the loop stops at its next input (woken here).
+    func end(_ reason: StageEndReason) {
+        if endReason == nil { endReason = reason }
+        inputContinuation?.yield(.wake)
     }
 
     /// What a command task does when it ended: a failure is one error line; the target's entry is forgotten.

@@ -19,6 +19,8 @@ public actor Stage {
         case command(StageCommand)
         case tick
         case deadline
+        /// Nothing to do: the loop checks whether the run is to end (a task asked for it).
+        case wake
     }
 
     var views: [ViewIdentity] = []
@@ -47,6 +49,8 @@ public actor Stage {
     var pendingCommands: [StageCommand] = []
     var startupComplete = false
     static let startupGrace: Duration = .seconds(15)
+    /// How long `s` and `q` wait for the commands typed before them.
+    static let settleLimit: Duration = .seconds(1)
     /// The tasks of the commands being carried out (newest per target).
     var commandTasks = StageCommandTasks()
     /// Play or pause, as the newest play/pause command asked, while one is still being carried out (so two quick
@@ -63,6 +67,12 @@ public actor Stage {
     /// Sends a command to the running stage (from stdin, a test, …).
     public func send(_ command: StageCommand) {
         inputContinuation?.yield(.command(command))
+    }
+
+    /// Ends the run now, even during start-up and without waiting for commands in flight (a signal; `quit` waits
+    /// for the commands typed before it).
+    public func endNow() {
+        end(.quit)
     }
 
     /// The grid window, when the stage opened one.
@@ -201,7 +211,7 @@ public actor Stage {
         case .player(let number, let event):
             await handle(event, ofView: number)
         case .command(let command):
-            if startupComplete || command == .quit || command == .status {
+            if startupComplete {
                 dispatch(command)
             } else {
                 pendingCommands.append(command)
@@ -219,6 +229,8 @@ public actor Stage {
         case .deadline:
             reporter.status(statusLine())
             endReason = .deadline
+        case .wake:
+            break
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A continuation resumed once, by whichever comes first; a resume before `set` is kept for it. Owner: the Mutex.
@@ -152,6 +153,29 @@ struct StageCommandTasks {
     /// Whether any command runs for one of `targets` (toggle pause uses the intent of a command still in flight).
     func isRunning(where predicate: (CommandTarget) -> Bool) -> Bool {
         newest.keys.contains(where: predicate)
+    }
+
+    /// Waits for the user's commands running now (not tags or routing notices) to end, at most `limit`: what `s`
+    /// and `q` do first, so that `+10` then `s` shows the new position, while a stuck view holds them at most `limit`.
+    func settle(atMost limit: Duration) async {
+        let waits: [@Sendable () async -> Void] = newest.compactMap { target, entry in
+            switch target {
+            case .tag, .viewEnded: return nil
+            default: return { _ = await entry.task.value }
+            }
+        } + reporters.values.map { task in { await task.value } }
+        guard !waits.isEmpty else { return }
+        let resumer = ResumeOnce()
+        await withCheckedContinuation { continuation in
+            resumer.set(continuation)
+            // Lives as long as the slowest of the tasks it waits for.
+            Task {
+                for wait in waits { await wait() }
+                resumer.resume()
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(limit.components.seconds * 1000
+                + limit.components.attoseconds / 1_000_000_000_000_000))) { resumer.resume() }
+        }
     }
 
     /// Starts a task that reports on others (not keyed, never superseded).
