@@ -24,11 +24,12 @@ struct Info: ParsableCommand {
     var media: [String]
 
     func run() throws {
+        let reporter = TerminalReporter()
         var failed = false
         for item in media {
             let source = MediaSource(item)
             if let path = source.path, !FileManager.default.fileExists(atPath: path) {
-                FileHandle.standardError.write(Data("\(item): file not found\n".utf8))
+                reporter.line("\(item): file not found")
                 failed = true
                 continue
             }
@@ -36,7 +37,7 @@ struct Info: ParsableCommand {
                 let info = try MediaInfo.discover(uri: source.uri)
                 print(Info.format(info, name: item))
             } catch {
-                FileHandle.standardError.write(Data("\(item): \(error)\n".utf8))
+                reporter.line("\(item): \(error)")
                 failed = true
             }
         }
@@ -95,15 +96,16 @@ struct SyncReport: AsyncParsableCommand {
 
     func run() async throws {
         guard GStreamer.ensureInitialized() else { throw ExitCode(2) }
+        let reporter = TerminalReporter()
         let actions: [SyncScriptAction]
         if let script {
             let text: String
             do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
-                FileHandle.standardError.write(Data("cannot read script \(script): \(error)\n".utf8))
+                reporter.line("cannot read script \(script): \(error)")
                 throw ExitCode(2)
             }
             do { actions = try SyncScriptAction.parseScript(text) } catch {
-                FileHandle.standardError.write(Data("\(script): \(error)\n".utf8))
+                reporter.line("\(script): \(error)")
                 throw ExitCode(2)
             }
         } else {
@@ -113,11 +115,11 @@ struct SyncReport: AsyncParsableCommand {
             ? ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"].map { "Media/\($0)" }
             : media
         for file in files where !file.contains("://") && !FileManager.default.fileExists(atPath: file) {
-            FileHandle.standardError.write(Data("\(file): file not found\n".utf8))
+            reporter.line("\(file): file not found")
             throw ExitCode(2)
         }
         let directory = URL(fileURLWithPath: out)
-        let log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("sync-report: \(line)\n".utf8)) }
+        let log: @Sendable (String) -> Void = { reporter.line("sync-report: \($0)") }
 
         // The yardstick for "seek → all aligned": each file alone, seek while playing → first new frame.
         let single = try await SingleViewSeekProbe.measure(files: files)
@@ -180,7 +182,7 @@ struct SyncReport: AsyncParsableCommand {
             print(line)
         }
         print("wrote \(directory.path)/summary.json, frames.json, skew.png" + (baseline ? " (+ -baseline)" : ""))
-        for failure in coordinatedRun.failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
+        for failure in coordinatedRun.failures { reporter.line("\(failure)") }
         if failed { throw ExitCode(1) }
     }
 }

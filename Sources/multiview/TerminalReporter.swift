@@ -19,6 +19,8 @@ final class TerminalReporter: StageReporter {
     func status(_ line: String) { write(line, to: .standardOutput) }
     func note(_ line: String) { write("note: \(line)", to: .standardError) }
     func error(_ line: String) { write("error: \(line)", to: .standardError) }
+    /// A line on stderr as it is (a failed view's `view 3 (x.mp4): file not found: …`, `info`'s per-file problems).
+    func line(_ line: String) { write(line, to: .standardError) }
 
     func viewFailed(_ failure: PlayerError) { state.withLock { $0.failures[failure.view.number] = failure } }
     func viewRecovered(_ view: ViewIdentity) { _ = state.withLock { $0.failures.removeValue(forKey: view.number) } }
@@ -56,7 +58,7 @@ final class TerminalReporter: StageReporter {
             }
             return lines
         }
-        for line in lines ?? [] { write(line, to: .standardError) }
+        for text in lines ?? [] { line(text) }
     }
 
     /// Ends the process now with `code`, leaving the pipelines to the kernel (see `StageTeardown.leaveToProcessExit`):

@@ -45,7 +45,7 @@ struct PreviewCommand: AsyncParsableCommand {
             try data.write(to: URL(fileURLWithPath: output))
             print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
         } catch let error as TrickPlayViewError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            TerminalReporter().error("\(error)")
             throw ExitCode(1)
         }
     }
@@ -105,7 +105,7 @@ struct TrickPlayCommand: AsyncParsableCommand {
         do {
             try await player.play(rate: rate, from: from) { continuation.yield($0) }
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            TerminalReporter().error("\(error)")
             throw ExitCode(1)
         }
         let timer = Task { try? await Task.sleep(for: .seconds(duration)); continuation.finish() }
@@ -118,7 +118,7 @@ struct TrickPlayCommand: AsyncParsableCommand {
             case .reachedEnd:
                 continuation.finish()
             case .failed(let error):
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                TerminalReporter().error("\(error)")
                 failed = true
                 continuation.finish()
             }
