@@ -33,10 +33,10 @@ public actor TrickPlayStage: StageTrickPlay {
         return trick
     }
 
-    public func start(_ player: Player, source: MediaSource, rate: Double, from position: Double) async -> String {
+    public func start(_ player: Player, source: MediaSource, rate: Double, from position: Double) async -> StageTrickPlayStart {
         let number = player.view.number
         guard let trick = trickPlayer(player, source: source) else {
-            return "view \(number): trick play needs an HLS master playlist (…/master.m3u8), not \(source.uri)"
+            return .refused("view \(number): trick play needs an HLS master playlist (…/master.m3u8), not \(source.uri)")
         }
         let display: TrickDisplay?
         if case .window(let target) = player.configuration.video {
@@ -60,12 +60,12 @@ public actor TrickPlayStage: StageTrickPlay {
                 }
             }
         } catch {
-            return "\(error)"
+            return .refused("\(error)")
         }
         active.insert(number)
         let variant = await trick.trickVariant
         let size = variant.map { "\($0.width ?? 0)x\($0.height ?? 0)" } ?? "?"
-        return "view \(number): trick play \(rate > 0 ? "ff" : "rew") \(Int(abs(rate)))x from \(String(format: "%.1f", position)) s (I-frames \(size))"
+        return .started("view \(number): trick play \(rate > 0 ? "ff" : "rew") \(Int(abs(rate)))x from \(String(format: "%.1f", position)) s (I-frames \(size))")
     }
 
     public func stop(view number: Int) async -> Double? {

@@ -17,136 +17,6 @@ struct MultiviewCommand: AsyncParsableCommand {
     )
 }
 
-/// Prints status lines on stdout and notes on stderr, one line each, flushed at once (scripts read them live).
-struct TerminalReporter: StageReporter {
-    func status(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-    func note(_ line: String) { FileHandle.standardError.write(Data("note: \(line)\n".utf8)) }
-}
-
-struct Play: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Play several files or URIs side by side: one grid window, or headless.",
-        discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit, 1-9 = cycle that view's
-        priority (low → default → high) on a shared link.
-        With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
-        view N at 2× and rejoins, `add URI` adds a view that joins in sync.
-        The same on stdin: \(StageCommand.help).
-        Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr).
-        """
-    )
-
-    @Flag(name: .long, help: "No window: video to fake sinks, audio to PulseAudio if reachable (automatic without a display).")
-    var headless = false
-
-    @Option(name: .long, help: "Stop after this many seconds.")
-    var duration: Double?
-
-    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
-    var noAudio = false
-
-    @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT.")
-    var tile: String = "480x270"
-
-    @Flag(name: .long, help: "Coordinate the views: one clock, play/pause/seek/rate act on the group at one instant.")
-    var coordinated = false
-
-    @Option(name: .long, help: "Item identifier shared by the coordinated views (they are angles of one event).")
-    var itemId: String = "multiview-event"
-
-    @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI'.")
-    var spareTiles: Int = 0
-
-    @OptionGroup(title: "HLS views on a shared link")
-    var priorityOptions: PriorityOptions
-    @OptionGroup(title: "Audio routes and the external display")
-    var routing: RoutingOptions
-    @OptionGroup(title: "Remote control (MPRIS2)")
-    var remoteControl: RemoteControlOptions
-
-    @OptionGroup(title: "Languages")
-    var languages: LanguageOptions
-
-    @Argument(help: "Media files or URIs (file://, http://…).")
-    var media: [String]
-
-    func validate() throws {
-        if media.isEmpty { throw ValidationError("give at least one file or URI") }
-        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
-        if parseTile() == nil { throw ValidationError("--tile must look like 480x270") }
-    }
-
-    private func parseTile() -> (Int, Int)? {
-        let parts = tile.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] >= 16, parts[1] >= 16 else { return nil }
-        return (parts[0], parts[1])
-    }
-
-    func run() async throws {
-        guard GStreamer.ensureInitialized() else {
-            FileHandle.standardError.write(Data("error: GStreamer could not be initialised\n".utf8))
-            throw ExitCode(2)
-        }
-        let (width, height) = parseTile() ?? (480, 270)
-        var configuration = StageConfiguration(
-            sources: media.map(MediaSource.init), headless: headless, duration: duration,
-            audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
-        var coordinatedStage: CoordinatedStage?
-        if coordinated {
-            coordinatedStage = CoordinatedStage(itemIdentifier: itemId)
-            configuration.coordination = coordinatedStage
-            configuration.spareTiles = max(0, spareTiles)
-        }
-        configuration.observer = try priorityOptions.makeObserver(media: media)
-        configuration.trickPlay = TrickPlayStage(note: { TerminalReporter().note($0) })   // ff N, rew N, preview N
-        let arbiter = await routing.makeArbiter(reporter: TerminalReporter(), viewCount: media.count)
-        if let arbiter {
-            configuration.routing = arbiter
-            // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
-            if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
-        }
-        let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
-        let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
-                                               reporter: TerminalReporter())
-        configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
-                                                      reporter: TerminalReporter())
-        let stage = Stage(configuration: configuration, reporter: TerminalReporter())
-        let outcome = await stage.run(commands: .merging(StdinCommands.stream(), remoteCommands))
-        await remote?.shutdown()
-        await arbiter?.shutdown()
-        for failure in outcome.failures {
-            FileHandle.standardError.write(Data("\(failure)\n".utf8))
-        }
-        for view in outcome.views where !outcome.played.contains(view.number)
-            && !outcome.failures.contains(where: { $0.view == view }) {
-            FileHandle.standardError.write(Data("\(view): never started playing\n".utf8))
-        }
-        if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
-    }
-}
-
-/// Reads commands from stdin on a thread of its own (readLine blocks); ends at EOF.
-enum StdinCommands {
-    static func stream() -> AsyncStream<StageCommand> {
-        AsyncStream { continuation in
-            let thread = Thread {
-                while let line = readLine() {
-                    let trimmed = line.trimmingCharacters(in: .whitespaces)
-                    if trimmed.isEmpty { continue }
-                    if let command = StageCommand.parse(trimmed) {
-                        continuation.yield(command)
-                    } else {
-                        FileHandle.standardError.write(Data("unknown command '\(trimmed)'; \(StageCommand.help)\n".utf8))
-                    }
-                }
-                continuation.finish()
-            }
-            thread.name = "multiview-stdin"
-            thread.start()
-        }
-    }
-}
-
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Describe media: duration, container, and every stream's codec, resolution, frame rate, channels.")
@@ -155,11 +25,12 @@ struct Info: ParsableCommand {
     var media: [String]
 
     func run() throws {
+        let reporter = TerminalReporter()
         var failed = false
         for item in media {
             let source = MediaSource(item)
             if let path = source.path, !FileManager.default.fileExists(atPath: path) {
-                FileHandle.standardError.write(Data("\(item): file not found\n".utf8))
+                reporter.line("\(item): file not found")
                 failed = true
                 continue
             }
@@ -167,7 +38,7 @@ struct Info: ParsableCommand {
                 let info = try MediaInfo.discover(uri: source.uri)
                 print(Info.format(info, name: item))
             } catch {
-                FileHandle.standardError.write(Data("\(item): \(error)\n".utf8))
+                reporter.line("\(item): \(error)")
                 failed = true
             }
         }
@@ -226,15 +97,16 @@ struct SyncReport: AsyncParsableCommand {
 
     func run() async throws {
         guard GStreamer.ensureInitialized() else { throw ExitCode(2) }
+        let reporter = TerminalReporter()
         let actions: [SyncScriptAction]
         if let script {
             let text: String
             do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
-                FileHandle.standardError.write(Data("cannot read script \(script): \(error)\n".utf8))
+                reporter.line("cannot read script \(script): \(error)")
                 throw ExitCode(2)
             }
             do { actions = try SyncScriptAction.parseScript(text) } catch {
-                FileHandle.standardError.write(Data("\(script): \(error)\n".utf8))
+                reporter.line("\(script): \(error)")
                 throw ExitCode(2)
             }
         } else {
@@ -244,11 +116,11 @@ struct SyncReport: AsyncParsableCommand {
             ? ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"].map { "Media/\($0)" }
             : media
         for file in files where !file.contains("://") && !FileManager.default.fileExists(atPath: file) {
-            FileHandle.standardError.write(Data("\(file): file not found\n".utf8))
+            reporter.line("\(file): file not found")
             throw ExitCode(2)
         }
         let directory = URL(fileURLWithPath: out)
-        let log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("sync-report: \(line)\n".utf8)) }
+        let log: @Sendable (String) -> Void = { reporter.line("sync-report: \($0)") }
 
         // The yardstick for "seek → all aligned": each file alone, seek while playing → first new frame.
         let single = try await SingleViewSeekProbe.measure(files: files)
@@ -311,7 +183,7 @@ struct SyncReport: AsyncParsableCommand {
             print(line)
         }
         print("wrote \(directory.path)/summary.json, frames.json, skew.png" + (baseline ? " (+ -baseline)" : ""))
-        for failure in coordinatedRun.failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
+        for failure in coordinatedRun.failures { reporter.line("\(failure)") }
         if failed { throw ExitCode(1) }
     }
 }

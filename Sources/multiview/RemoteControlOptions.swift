@@ -13,7 +13,9 @@ struct RemoteControlOptions: ParsableArguments {
     var skipInterval: Double = 10
 
     func validate() throws {
-        if !(skipInterval > 0) || !skipInterval.isFinite { throw ValidationError("--skip-interval must be positive") }
+        do { _ = try StageLimits.duration(skipInterval, input: "--skip-interval \(skipInterval)") } catch {
+            throw ValidationError("\(error)")
+        }
     }
 
     /// Registers `org.mpris.MediaPlayer2.multiview` (or `….instance<pid>`) unless disabled. A missing session bus
@@ -42,12 +44,11 @@ struct RemoteControlOptions: ParsableArguments {
 typealias RemoteControlHandle = RemoteControl
 
 extension AsyncStream where Element == StageCommand {
-    /// One stream of the commands of both (stdin and the remote's quit).
-    static func merging(_ first: AsyncStream<StageCommand>, _ second: AsyncStream<StageCommand>) -> AsyncStream<StageCommand> {
+    /// One stream of the commands of all (stdin, the remote's quit, signals). The forwarding tasks end with it.
+    static func merging(_ streams: [AsyncStream<StageCommand>]) -> AsyncStream<StageCommand> {
         AsyncStream { continuation in
-            let a = Task { for await c in first { continuation.yield(c) } }
-            let b = Task { for await c in second { continuation.yield(c) } }
-            continuation.onTermination = { _ in a.cancel(); b.cancel() }
+            let tasks = streams.map { stream in Task { for await c in stream { continuation.yield(c) } } }
+            continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
         }
     }
 }

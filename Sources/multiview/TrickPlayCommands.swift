@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Multiview
 import TrickPlay
 
 /// `multiview preview URL --at T --output F.png`: a scrub preview from the HLS I-frame playlist.
@@ -25,13 +26,18 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(name: .long, help: "View name used in messages.")
     var view: String = "1"
 
+    func validate() throws {
+        do {
+            _ = try StageLimits.mediaTime(at, input: "--at \(at)")
+            if let size { do { _ = try StageLimits.tile(size) } catch { throw ValidationError("--size \(error)") } }
+        } catch let error as StageInputError {
+            throw ValidationError("\(error)")
+        }
+    }
+
     func run() async throws {
         var width: Int?, height: Int?
-        if let size {
-            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--size WIDTHxHEIGHT") }
-            width = parts[0]; height = parts[1]
-        }
+        if let size, let parsed = try? StageLimits.tile(size) { width = parsed.width; height = parsed.height }
         let player = TrickPlayer(view: view, master: masterURL(master))
         do {
             let frame = try await player.preview(at: at, width: width, height: height)
@@ -39,7 +45,7 @@ struct PreviewCommand: AsyncParsableCommand {
             try data.write(to: URL(fileURLWithPath: output))
             print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
         } catch let error as TrickPlayViewError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            TerminalReporter().error("\(error)")
             throw ExitCode(1)
         }
     }
@@ -72,14 +78,34 @@ struct TrickPlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "View name used in messages.")
     var view: String = "1"
 
+    /// Trick-play rates: any non-zero speed up to 64× either way (one I-frame every 2 s of media is then shown
+    /// every 31 ms of wall time; faster only skips more of them).
+    static let rates: ClosedRange<Double> = 0.125...64
+
+    func validate() throws {
+        do {
+            guard rate.isFinite else { throw StageInputError.notFinite(input: "--rate \(rate)", allowed: "±0.125…64") }
+            guard TrickPlayCommand.rates.contains(abs(rate)) else {
+                throw StageInputError.outOfRange(input: "--rate \(rate)", allowed: "±0.125…64 (negative: rewind)")
+            }
+            _ = try StageLimits.mediaTime(from, input: "--from \(from)")
+            _ = try StageLimits.duration(duration, input: "--duration \(duration)")
+            if let height, !StageLimits.tileHeights.contains(height) {
+                throw StageInputError.outOfRange(input: "--height \(height)",
+                                                 allowed: "\(StageLimits.tileHeights.lowerBound)…\(StageLimits.tileHeights.upperBound)")
+            }
+        } catch let error as StageInputError {
+            throw ValidationError("\(error)")
+        }
+    }
+
     func run() async throws {
-        guard rate != 0 else { throw ValidationError("--rate must not be 0") }
         let player = TrickPlayer(view: view, master: masterURL(master), viewHeight: height)
         let (events, continuation) = AsyncStream<TrickPlayEvent>.makeStream()
         do {
             try await player.play(rate: rate, from: from) { continuation.yield($0) }
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            TerminalReporter().error("\(error)")
             throw ExitCode(1)
         }
         let timer = Task { try? await Task.sleep(for: .seconds(duration)); continuation.finish() }
@@ -92,7 +118,7 @@ struct TrickPlayCommand: AsyncParsableCommand {
             case .reachedEnd:
                 continuation.finish()
             case .failed(let error):
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                TerminalReporter().error("\(error)")
                 failed = true
                 continuation.finish()
             }

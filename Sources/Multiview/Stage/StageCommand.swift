@@ -1,3 +1,5 @@
+import Foundation
+
 /// A transport command for every view on the stage, from the window's keyboard or from stdin.
 public enum StageCommand: Sendable, Equatable {
     case togglePause
@@ -31,11 +33,33 @@ public enum StageCommand: Sendable, Equatable {
     /// `preview N SECONDS PATH.png`: a scrub preview of view N (its I-frame at or before SECONDS) written to PATH.
     case preview(view: Int, seconds: Double, path: String)
 
-    /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`.
-    /// Returns nil for anything else (the caller prints help).
+    /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`, ….
+    /// Returns nil for anything that is no valid command (`read` says why).
     public static func parse(_ line: String) -> StageCommand? {
-        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        guard let first = words.first?.lowercased() else { return nil }
+        try? read(line).get()
+    }
+
+    /// Parses a stdin line; a bad number or an unknown command is a `StageInputError` whose description is the one
+    /// line to print (the input, what is wrong, the allowed range). View numbers are checked against the views by
+    /// the stage, which knows how many there are.
+    public static func read(_ line: String) -> Result<StageCommand, StageInputError> {
+        Result { () throws(StageInputError) -> StageCommand in try readCommand(line) }
+    }
+
+    private static func readCommand(_ line: String) throws(StageInputError) -> StageCommand {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let first = words.first?.lowercased() else { throw .unknownCommand(trimmed) }
+        /// A view number: 1 or more here (the stage checks it against its views).
+        func view(_ word: String) throws(StageInputError) -> Int {
+            guard let n = Int(word) else { throw .malformed(input: trimmed, expected: "a view number (1, 2, …)") }
+            guard n >= 1 else { throw .outOfRange(input: trimmed, allowed: "view numbers from 1") }
+            return n
+        }
+        func number(_ word: String) throws(StageInputError) -> Double {
+            guard let value = Double(word) else { throw .malformed(input: trimmed, expected: "a number") }
+            return value
+        }
         switch (first, words.count) {
         case ("p", 1), ("space", 1), ("toggle", 1): return .togglePause
         case ("play", 1): return .play
@@ -44,43 +68,80 @@ public enum StageCommand: Sendable, Equatable {
         case ("s", 1), ("status", 1): return .status
         case ("seek", 2):
             let arg = words[1]
-            guard let value = Double(arg), value.isFinite else { return nil }
-            if arg.hasPrefix("+") || arg.hasPrefix("-") { return .seekBy(value) }
-            return value >= 0 ? .seekTo(value) : nil
+            let value = try number(arg)
+            if arg.hasPrefix("+") || arg.hasPrefix("-") {
+                return .seekBy(try StageLimits.relativeSeek(value, input: trimmed))
+            }
+            return .seekTo(try StageLimits.mediaTime(value, input: trimmed))
         case ("r", 2):
-            guard let n = Int(words[1]), n >= 1 else { return nil }
-            return .whatHappened(n)
+            return .whatHappened(try view(words[1]))
         case ("add", 2):
             return .add(words[1])
         case ("priority", 3):
-            guard let n = Int(words[1]), n >= 1 else { return nil }
-            return .priority(view: n, level: words[2].lowercased())
+            return .priority(view: try view(words[1]), level: words[2].lowercased())
         case ("audio", 2), ("external", 2):
-            let number: Int?
-            if ["none", "0", "-"].contains(words[1].lowercased()) { number = nil } else {
-                guard let n = Int(words[1]), n >= 1 else { return nil }
-                number = n
-            }
+            let number: Int? = ["none", "0", "-"].contains(words[1].lowercased()) ? nil : try view(words[1])
             return first == "audio" ? .preferAudio(number) : .preferExternal(number)
         case ("lang", 4) where words[2].lowercased() == "audio":
-            guard let n = Int(words[1]), n >= 1 else { return nil }
-            return .audioLanguage(view: n, language: words[3])
+            return .audioLanguage(view: try view(words[1]), language: words[3])
         case ("subs", 3):
-            guard let n = Int(words[1]), n >= 1 else { return nil }
-            return .subtitles(view: n, language: words[2].lowercased() == "off" ? nil : words[2])
+            return .subtitles(view: try view(words[1]), language: words[2].lowercased() == "off" ? nil : words[2])
         case ("ff", 2), ("rew", 2):
-            guard let n = Int(words[1]), n >= 1 else { return nil }
-            return .trickPlay(view: n, rate: first == "ff" ? 8 : -8)
+            return .trickPlay(view: try view(words[1]), rate: first == "ff" ? 8 : -8)
         case ("preview", 4):
-            guard let n = Int(words[1]), n >= 1, let t = Double(words[2]), t >= 0, t.isFinite else { return nil }
-            return .preview(view: n, seconds: t, path: words[3])
+            let seconds = try StageLimits.mediaTime(try number(words[2]), input: trimmed)
+            return .preview(view: try view(words[1]), seconds: seconds, path: words[3])
         case ("rate", 2):
-            guard let value = Double(words[1]), value > 0, value.isFinite else { return nil }
-            return .rate(value)
+            return .rate(try StageLimits.rate(try number(words[1]), input: trimmed))
         default:
-            if words.count == 1, first.hasPrefix("+") || first.hasPrefix("-"), let value = Double(first), value.isFinite {
-                return .seekBy(value)
+            if words.count == 1, first.hasPrefix("+") || first.hasPrefix("-"), let value = Double(first) {
+                return .seekBy(try StageLimits.relativeSeek(value, input: trimmed))
             }
+            throw .unknownCommand(trimmed)
+        }
+    }
+
+    /// The command as typed on stdin ("seek 42.5", "r 3"): what error lines quote.
+    public var typed: String {
+        func seconds(_ value: Double) -> String { StageLimits.format(value) }
+        switch self {
+        case .togglePause: return "p"
+        case .play: return "play"
+        case .pause: return "pause"
+        case .seekBy(let s): return s < 0 ? seconds(s) : "+" + seconds(s)
+        case .seekTo(let s): return "seek \(seconds(s))"
+        case .rate(let r): return "rate \(seconds(r))"
+        case .status: return "s"
+        case .quit: return "q"
+        case .whatHappened(let n): return "r \(n)"
+        case .add(let uri): return "add \(uri)"
+        case .priority(let n, let level): return "priority \(n) \(level)"
+        case .preferAudio(let n): return "audio \(n.map(String.init) ?? "none")"
+        case .preferExternal(let n): return "external \(n.map(String.init) ?? "none")"
+        case .audioLanguage(let n, let language): return "lang \(n) audio \(language)"
+        case .subtitles(let n, let language): return "subs \(n) \(language ?? "off")"
+        case .trickPlay(let n, let rate): return "\(rate > 0 ? "ff" : "rew") \(n)"
+        case .preview(let n, let s, let path): return "preview \(n) \(seconds(s)) \(path)"
+        }
+    }
+
+    /// `audio N` / `external N`.
+    public var isRoutePreference: Bool {
+        switch self {
+        case .preferAudio, .preferExternal: return true
+        default: return false
+        }
+    }
+
+    /// The view the command names, if any.
+    public var view: Int? {
+        switch self {
+        case .whatHappened(let n), .priority(let n, _), .audioLanguage(let n, _), .subtitles(let n, _),
+             .trickPlay(let n, _), .preview(let n, _, _):
+            return n
+        case .preferAudio(let n), .preferExternal(let n):
+            return n
+        default:
             return nil
         }
     }

@@ -1,0 +1,143 @@
+import Foundation
+import GStreamer
+
+/// View lifecycle (create a view's player, add one while running, record a failure) and what the views show (tags
+/// in the window, the status line).
+extension Stage {
+    /// Creates one view's player and forwards its events into the stage's input stream.
+    func makePlayer(_ view: ViewIdentity, source: MediaSource) async {
+        guard let continuation = inputContinuation else { return }
+        let index = view.number - 1
+        let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
+        var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        if let routing = configuration.routing { config = await routing.configure(config) }
+        do {
+            let player = try Player(configuration: config)
+            players[view.number] = player
+            viewSources[view.number] = source
+            if let observer = configuration.observer {
+                await observer.attach(player, source: source, tileWidth: window.map { _ in configuration.tileWidth },
+                                      tileHeight: window.map { _ in configuration.tileHeight })
+            }
+            await configuration.routing?.attach(player)
+            await configuration.playerCreated?(player)
+            let events = await player.events()
+            runTasks.append(Task { for await event in events { continuation.yield(.player(view.number, event)) } })
+        } catch let error as PlayerError {
+            recordFailure(error)
+        } catch {
+            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+        }
+    }
+
+    /// Adds a view while running; coordinated, it joins the group in sync.
+    func addView(_ uri: String) async {
+        let source = MediaSource(uri)
+        let view = ViewIdentity(number: views.count + 1, name: source.displayName)
+        if let window, view.number > window.tiles.count {
+            reporter.error("add \(uri): no free tile for \(view): start with --spare-tiles or headless")
+            return
+        }
+        views.append(view)
+        await makePlayer(view, source: source)
+        guard let player = players[view.number] else { return }
+        do {
+            if let coordination = configuration.coordination {
+                try await coordination.attach(player, source: source)
+                try await player.load(source)
+                try await coordination.join(player)
+            } else {
+                try await player.load(source)
+                try await player.play()
+            }
+            reporter.note("added \(view)")
+        } catch let error as PlayerError {
+            recordFailure(error)
+        } catch {
+            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+        }
+    }
+
+    func recordFailure(_ error: PlayerError) {
+        guard failures[error.view.number] == nil else { return }
+        failures[error.view.number] = error
+        reporter.viewFailed(error)
+        window?.setMessage("\(error.view)\nFAILED: \(error.cause)", tile: error.view.number - 1)
+    }
+
+    /// Tells the routing layer that view N ended or failed (a task: the stage does not wait for PulseAudio).
+    func tellRoutingViewEnded(_ number: Int) {
+        guard let routing = configuration.routing else { return }
+        commandTasks.start(.status, on: .viewEnded(number), {
+            await routing.viewEnded(number)
+            return .done
+        }, then: { [self] id, _ in await commandTasks_finished(.viewEnded(number), id: id) })
+    }
+
+    private func commandTasks_finished(_ target: CommandTarget, id: Int) {
+        commandTasks.finished(target, id: id)
+    }
+
+    /// Redraws view N's tag (window only) in a task of its own; a newer tag replaces one still being made.
+    func updateTag(_ number: Int) {
+        guard window != nil, let player = players[number], let view = views.first(where: { $0.number == number })
+        else { return }
+        let info = infos[number].map { $0.resolutionText } ?? "…"
+        let viewState = statuses[number].map { status -> String in
+            if let waiting = status.waitingToPlay { return "waiting: \(waiting)" }
+            return status.state.description.lowercased()
+        } ?? ""
+        let extra = observerLabels[number].map { "  \($0)" } ?? ""
+        let coordination = configuration.coordination, routing = configuration.routing
+        commandTasks.start(.status, on: .tag(number), alwaysSupersede: true, {
+            var state = viewState
+            if let label = await coordination?.label(for: player) { state = label }
+            if let routes = await routing?.label(for: number) { state += "  \(routes)" }
+            await player.setTag("\(view.number) \(view.name)  \(info)  \(state)\(extra)")
+            return .done
+        }, then: { [self] id, _ in await commandTasks_finished(.tag(number), id: id) })
+    }
+
+    func updateAllTags() {
+        for view in views { updateTag(view.number) }
+    }
+
+    /// Fetches the observer's labels; a changed label (a new rung, a new priority) updates that view's tag.
+    func refreshObserverLabels() async {
+        guard let observer = configuration.observer else { return }
+        for view in views {
+            let label = await observer.label(forView: view.number)
+            if label != observerLabels[view.number] {
+                observerLabels[view.number] = label
+                updateTag(view.number)
+            }
+        }
+    }
+
+    /// "[  3.0s] 1 angle1-wide PLAYING 0:00:03.012/0:00:24.000 | 2 …". Built from what the stage holds and one
+    /// position/duration query per view (thread-safe queries on the pipeline, not a wait for the player's actor).
+    func statusLine() -> String {
+        let seconds = (ContinuousClock.now - startInstant).inSeconds
+        var parts: [String] = []
+        for view in views {
+            var text = "\(view.number) \(view.name) "
+            if let failure = failures[view.number] {
+                text += "FAILED (\(failure.cause))"
+            } else if ended.contains(view.number) {
+                text += "ENDED"
+            } else if let status = statuses[view.number] {
+                text += status.state.description
+                if let waiting = status.waitingToPlay { text += " [\(waiting)]" }
+                if let player = players[view.number], let position = player.queryPosition() {
+                    text += " \(position)"
+                    if let duration = player.pipeline.queryDuration() { text += "/\(duration)" }
+                }
+                if let label = observerLabels[view.number] { text += " [\(label)]" }
+            } else {
+                text += "opening"
+            }
+            parts.append(text)
+        }
+        return String(format: "[%6.1fs] ", seconds) + parts.joined(separator: " | ")
+    }
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Coordination
+import Foundation
+import GStreamer
+import Multiview
+import TrickPlay
+
+struct Play: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play several files or URIs side by side: one grid window, or headless.",
+        discussion: """
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit, 1-9 = cycle that view's
+        priority (low → default → high) on a shared link.
+        With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
+        view N at 2× and rejoins, `add URI` adds a view that joins in sync.
+        The same on stdin: \(StageCommand.help).
+        Rates are 1/8…8; a number out of range is refused with one line naming it and the allowed range.
+        q, --duration, SIGINT and SIGTERM end the process within 2 s (a second SIGINT at once).
+        Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr);
+        130 / 143 after SIGINT / SIGTERM; 64 for an option out of range.
+        """
+    )
+
+    @Flag(name: .long, help: "No window: video to fake sinks, audio to PulseAudio if reachable (automatic without a display).")
+    var headless = false
+
+    @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
+    var duration: String?
+
+    /// `--duration` as seconds (read as text so that an error line quotes it as typed: `1e309`, not `inf`).
+    private var durationSeconds: Double? { duration.flatMap { Double($0) } }
+
+    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
+    var noAudio = false
+
+    @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT (16…7680 x 16…4320).")
+    var tile: String = "480x270"
+
+    @Flag(name: .long, help: "Coordinate the views: one clock, play/pause/seek/rate act on the group at one instant.")
+    var coordinated = false
+
+    @Option(name: .long, help: "Item identifier shared by the coordinated views (they are angles of one event).")
+    var itemId: String = "multiview-event"
+
+    @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI' (0…16).")
+    var spareTiles: Int = 0
+
+    @OptionGroup(title: "HLS views on a shared link")
+    var priorityOptions: PriorityOptions
+    @OptionGroup(title: "Audio routes and the external display")
+    var routing: RoutingOptions
+    @OptionGroup(title: "Remote control (MPRIS2)")
+    var remoteControl: RemoteControlOptions
+
+    @OptionGroup(title: "Languages")
+    var languages: LanguageOptions
+
+    @Argument(help: "Media files or URIs (file://, http://…).")
+    var media: [String]
+
+    func validate() throws {
+        if media.isEmpty { throw ValidationError("give at least one file or URI") }
+    }
+
+    /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.
+    private func inputProblem() -> String? {
+        do {
+            if let duration {
+                guard let seconds = Double(duration) else {
+                    throw StageInputError.malformed(input: "--duration \(duration)", expected: "seconds, e.g. 5 or 2.5")
+                }
+                _ = try StageLimits.duration(seconds, input: "--duration \(duration)")
+            }
+            do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" }
+            _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
+            // The priority engineer's options parse `N=level`; which N exist is known here.
+            for (number, level) in try priorityOptions.parsedPriorities().sorted(by: { $0.key < $1.key }) {
+                _ = try StageLimits.view(number, count: media.count, input: "--priority \(number)=\(level.rawValue)")
+            }
+        } catch {
+            return "\(error)"
+        }
+        return nil
+    }
+
+    func run() async throws {
+        let reporter = TerminalReporter()
+        if let problem = inputProblem() {
+            reporter.error(problem)
+            throw ExitCode(64)
+        }
+        guard GStreamer.ensureInitialized() else {
+            reporter.error("GStreamer could not be initialised")
+            throw ExitCode(2)
+        }
+        let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
+        ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
+
+        let (width, height) = (try? StageLimits.tile(tile)) ?? (480, 270)
+        var configuration = StageConfiguration(
+            sources: media.map(MediaSource.init), headless: headless, duration: durationSeconds,
+            audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+        configuration.teardown = .leaveToProcessExit
+        var coordinatedStage: CoordinatedStage?
+        if coordinated {
+            coordinatedStage = CoordinatedStage(itemIdentifier: itemId)
+            configuration.coordination = coordinatedStage
+            configuration.spareTiles = spareTiles
+        }
+        configuration.observer = try priorityOptions.makeObserver(media: media)
+        configuration.trickPlay = TrickPlayStage(note: { reporter.note($0) })   // ff N, rew N, preview N
+        let arbiter = await routing.makeArbiter(reporter: reporter, viewCount: media.count)
+        if let arbiter {
+            configuration.routing = arbiter
+            // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
+            if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
+        }
+        let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
+        let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
+                                               reporter: reporter)
+        configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
+                                                      reporter: reporter)
+        let stage = Stage(configuration: configuration, reporter: reporter)
+        // Started just before the stage's own deadline, so it never ends a shutdown that is on time.
+        if let seconds = durationSeconds { reporter.quitRequested(after: seconds) }
+        // The first SIGINT/SIGTERM ends the stage at once (even while it starts); cancelled when the run is over.
+        let signalWatch = Task { for await _ in signals { await stage.endNow() } }
+        let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), remoteCommands]))
+        signalWatch.cancel()
+        reporter.watchdog.phase("closing the MPRIS connection")
+        await remote?.shutdown()
+        reporter.watchdog.phase("giving the audio routes back")
+        await arbiter?.shutdown()
+        reporter.printFinalLines(outcome)
+        // The views are left to the process's exit (StageTeardown.leaveToProcessExit): end it here.
+        reporter.exitNow(ShutdownSignals.requestedExitCode ?? outcome.exitCode)
+    }
+}
