@@ -75,7 +75,7 @@ func replay(_ arrivals: [LinkTraceSimulator.Arrival], into estimator: inout Shar
     while t <= end + 1e-9 {
         while index < arrivals.count && arrivals[index].time <= t {
             let a = arrivals[index]
-            estimator.received(bytes: a.bytes, view: a.view, at: .nanoseconds(Int64(a.time * 1e9)))
+            estimator.received(bytes: a.bytes, stream: a.view, at: .nanoseconds(Int64(a.time * 1e9)))
             index += 1
         }
         result.append((t, estimator.update(now: .nanoseconds(Int64(t * 1e9)))))

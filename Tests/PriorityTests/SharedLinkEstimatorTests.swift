@@ -117,18 +117,18 @@ final class SharedLinkEstimatorTests: XCTestCase {
         XCTAssertEqual(later?.bitsPerSecond, e?.bitsPerSecond)
     }
 
-    func testFirstChunkOfATransferIsNotASample() {
-        // A chunk after a long pause (request latency, idle) and a chunk after a short one (new transfer) tell
-        // nothing about the link: only chunks following a full chunk of the same transfer are samples.
+    func testFirstChunkOfATransferIsCountedAtItsSuccessorsPace() {
+        // The time before a transfer's first chunk holds the request's latency and idle time: the chunk is counted
+        // once the second shows the pace, as if it came at that pace. A transfer of one chunk tells nothing.
         var estimator = SharedLinkEstimator()
-        estimator.received(bytes: 32768, view: 1, at: .milliseconds(0))
-        estimator.received(bytes: 32768, view: 1, at: .milliseconds(100))    // sample: 2.6 Mbit/s
-        estimator.received(bytes: 1000, view: 1, at: .milliseconds(110))     // last of the transfer: sample
-        estimator.received(bytes: 32768, view: 1, at: .milliseconds(900))    // first of the next: not a sample
-        estimator.received(bytes: 32768, view: 1, at: .milliseconds(4000))   // after a 3 s gap: not a sample
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(0))     // first: waits for the pace
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(100))   // [0, 100] and the first at [-100, 0]
+        estimator.received(bytes: 1000, stream: 1, at: .milliseconds(110))    // last of the transfer: [100, 110]
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(900))   // first of the next: waits
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(4000))  // 3 s later: a new transfer, waits
         let e = estimator.update(now: .milliseconds(4000))
         XCTAssertNotNil(e)
-        let expected = Double(32768 + 1000) * 8 / 0.110
+        let expected = Double(32768 * 2 + 1000) * 8 / 0.210
         XCTAssertEqual(Double(e?.measured ?? 0), expected, accuracy: expected * 0.01)
     }
 }

@@ -11,10 +11,12 @@ import Synchronization
 /// transfer), into one `parsebin` per stream inside the demuxer. A buffer probe on those parsebins' sink pads sees
 /// every downloaded media byte, stamped when it arrives.
 extension Player {
-    /// Calls `body(bytes)` for every chunk of media this view's adaptive demuxers (hlsdemux2, dashdemux2)
+    /// Calls `body(stream, bytes)` for every chunk of media this view's adaptive demuxers (hlsdemux2, dashdemux2)
     /// download, on the demuxer's thread right when the chunk arrives (the caller stamps the time; it must not
-    /// block). Keep the returned watch: releasing it removes the probes.
-    public nonisolated func watchDownloadedBytes(_ body: @escaping @Sendable (Int) -> Void) throws -> DownloadWatch {
+    /// block). `stream` numbers the demuxer's download streams (video, each audio rendition) from 0 in the order
+    /// they appear: chunks of one stream come one transfer after another. Keep the returned watch: releasing it
+    /// removes the probes.
+    public nonisolated func watchDownloadedBytes(_ body: @escaping @Sendable (_ stream: Int, _ bytes: Int) -> Void) throws -> DownloadWatch {
         let watch = DownloadWatch(body)
         watch.connections = try watchElements(
             added: { [weak watch] element in
@@ -41,14 +43,16 @@ public final class DownloadWatch: Sendable {
         let owner: UInt
     }
     final class Counter: Sendable {
-        let body: @Sendable (Int) -> Void
-        init(_ body: @escaping @Sendable (Int) -> Void) { self.body = body }
+        let stream: Int
+        let body: @Sendable (Int, Int) -> Void
+        init(stream: Int, _ body: @escaping @Sendable (Int, Int) -> Void) { self.stream = stream; self.body = body }
     }
-    private let counter: Counter
-    private let probes = Mutex<[Probed]>([])
+    private let body: @Sendable (Int, Int) -> Void
+    /// The probed pads and how many streams were numbered so far.
+    private let probes = Mutex<(list: [Probed], streams: Int)>(([], 0))
     private let connectionStore = Mutex<[SignalConnection]>([])
 
-    init(_ body: @escaping @Sendable (Int) -> Void) { counter = Counter(body) }
+    init(_ body: @escaping @Sendable (Int, Int) -> Void) { self.body = body }
 
     fileprivate var connections: [SignalConnection] {
         get { connectionStore.withLock { $0 } }
@@ -57,7 +61,7 @@ public final class DownloadWatch: Sendable {
 
     deinit {
         connectionStore.withLock { $0 = [] }
-        for probed in probes.withLock({ $0 }) { gst_pad_remove_probe(probed.pad.pad, probed.id) }
+        for probed in probes.withLock({ $0.list }) { gst_pad_remove_probe(probed.pad.pad, probed.id) }
     }
 
     /// A parsebin whose parent is an adaptive demuxer is one of its per-stream parsers (playbin3's own parsebins
@@ -71,18 +75,19 @@ public final class DownloadWatch: Sendable {
     }
 
     fileprivate func probe(_ pad: Pad, of element: Element) {
-        let box = Unmanaged.passRetained(counter).toOpaque()
+        let stream = probes.withLock { state in defer { state.streams += 1 }; return state.streams }
+        let box = Unmanaged.passRetained(Counter(stream: stream, body)).toOpaque()
         let kinds = GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue
         let id = gst_pad_add_probe(pad.pad, GstPadProbeType(rawValue: kinds), Self.trampoline, box, Self.release)
         guard id != 0 else { return }
-        probes.withLock { $0.append(Probed(pad: pad, id: id, owner: UInt(bitPattern: element.gobject))) }
+        probes.withLock { $0.list.append(Probed(pad: pad, id: id, owner: UInt(bitPattern: element.gobject))) }
     }
 
     fileprivate func forget(_ element: Element) {
         let key = UInt(bitPattern: element.gobject)
-        let gone = probes.withLock { list -> [Probed] in
-            let gone = list.filter { $0.owner == key }
-            list.removeAll { $0.owner == key }
+        let gone = probes.withLock { state -> [Probed] in
+            let gone = state.list.filter { $0.owner == key }
+            state.list.removeAll { $0.owner == key }
             return gone
         }
         for probed in gone { gst_pad_remove_probe(probed.pad.pad, probed.id) }
@@ -98,7 +103,7 @@ public final class DownloadWatch: Sendable {
         } else if type & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0 {
             bytes = Int(gst_buffer_list_calculate_size(OpaquePointer(data)))
         }
-        if bytes > 0 { counter.body(bytes) }
+        if bytes > 0 { counter.body(counter.stream, bytes) }
         return GST_PAD_PROBE_OK
     }
 
