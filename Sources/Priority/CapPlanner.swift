@@ -7,6 +7,10 @@ public struct PlannedCap: Sendable, Equatable {
     /// `connection-bitrate`: non-zero pins the view to the best variant at or below it, whatever the demuxer
     /// measures; 0 leaves the demuxer's own measurement (× 0.8) in charge below the cap.
     public var connectionBitrate: Int
+
+    public init(rung: Rung, maxBitrate: Int, connectionBitrate: Int) {
+        self.rung = rung; self.maxBitrate = maxBitrate; self.connectionBitrate = connectionBitrate
+    }
 }
 
 /// Turns an allocation into demuxer caps, by how sure the link figure is, and lets low views drop first.
