@@ -21,8 +21,10 @@ public struct PlannedCap: Sendable, Equatable {
 /// - Still measuring: high views capped at their top useful rung and free to climb by their own measurement,
 ///   the others held on their floor — until the link is known only high views may leave it.
 /// - A shrinking link (estimated): when a new allocation lowers a high view, the others go to their floor at
-///   once and the high view keeps its rung for `highDropGrace` (its buffer carries it); if the allocation still
-///   lowers it after that, it drops too. So under a shrinking link the low-priority views drop first.
+///   once and the high view keeps its rung (its buffer carries it) until every other view shows a rung at or
+///   below its new cap, or `highDropGrace` passed; if the allocation still lowers it then, it drops too. So under
+///   a shrinking link the low-priority views drop first — on screen, not only in their caps: a demuxer shows a
+///   new cap only after the fragments it already holds (seconds), so a fixed delay alone let both drop together.
 ///
 /// Pure: time is passed in. Owned by the manager's actor.
 public struct CapPlanner: Sendable {
@@ -32,11 +34,12 @@ public struct CapPlanner: Sendable {
     /// When a high view's drop was first wanted (nil: none pending).
     public private(set) var dropWantedSince: Duration?
 
-    public init(highDropGrace: Duration = .seconds(2)) { self.highDropGrace = highDropGrace }
+    public init(highDropGrace: Duration = .seconds(6)) { self.highDropGrace = highDropGrace }
 
-    /// Caps for every view of `allocation`; `priorities` by view id. `floors` = each view's lowest rung.
+    /// Caps for every view of `allocation`; `priorities` by view id. `floors` = each view's lowest rung; `shown`
+    /// = the rung each view shows now (missing: unknown).
     public mutating func plan(link: LinkFigure, allocation: Allocation, priorities: [Int: NetworkResourcePriority],
-                              floors: [Int: Rung], now: Duration) -> [Int: PlannedCap] {
+                              floors: [Int: Rung], shown: [Int: Rung] = [:], now: Duration) -> [Int: PlannedCap] {
         var caps: [Int: PlannedCap] = [:]
         switch link {
         case .given:
@@ -58,7 +61,10 @@ public struct CapPlanner: Sendable {
             if dropping.isEmpty {
                 dropWantedSince = nil
             } else if let since = dropWantedSince {
-                hold = now - since < highDropGrace
+                let othersDown = allocation.views.keys.allSatisfy { id in
+                    priorities[id] == .high || (shown[id].map { $0.bandwidth <= (enforced[id] ?? $0).bandwidth } ?? true)
+                }
+                hold = now - since < highDropGrace && !othersDown
             } else {
                 dropWantedSince = now
                 hold = true

@@ -210,7 +210,7 @@ public actor PriorityManager {
         allocatedLink = link
         let caps = planner.plan(link: link, allocation: allocation, priorities: entries.mapValues(\.priority),
                                 floors: entries.compactMapValues { $0.rungs.min { $0.bandwidth < $1.bandwidth } },
-                                now: meter.now)
+                                shown: entries.compactMapValues(\.currentRung), now: meter.now)
         for (number, entry) in entries {
             guard enforce, let planned = caps[number] else { entry.slot.setCaps(nil); continue }
             // A fixed connection-bitrate is compared with the variants as it is (not × bandwidth-target-ratio, see

@@ -1,8 +1,9 @@
 /// The throughput of the one link all HLS views share, from the bytes they actually receive.
 ///
 /// Input: chunk arrivals — "download stream S got N bytes at time t" — from every view together (hlsdemux2 hands
-/// what it downloads to its parsers, one per stream (video, audio), in chunks of up to 32 KB as they arrive; a
-/// shorter chunk ends a transfer). A chunk that follows another of the same transfer was on the wire between the
+/// what it downloads to its parsers, one per stream (video, audio), as it arrives: whole 32 KB blocks, several
+/// merged when its thread fell behind, and the transfer's remainder last — so a chunk that is not a whole number
+/// of blocks ends a transfer; measured on GStreamer 1.22). A chunk that follows another of the same transfer was on the wire between the
 /// two arrivals, so it is a sample (start, end, bytes). The first chunk of a transfer is different: the time
 /// before it holds the request's latency and whatever idle time preceded the request. It is counted once the
 /// second chunk shows the transfer's pace: as if it had arrived at that pace (its bytes over the second chunk's
@@ -17,7 +18,7 @@
 /// back until it holds `windowBusy` of busy time (at most `horizon`); the confidence is the busy time found ÷
 /// `windowBusy`.
 ///
-/// Published estimate (FESTIVE-style): it follows a lower measurement at once (a link that shrank must be
+/// Published estimate (FESTIVE-style, from the first confident measurement on): it follows a lower measurement at once (a link that shrank must be
 /// believed before the buffers drain) and rises towards a higher one by at most `riseRate` per second (a burst
 /// does not lift the budget; a link that grew does within seconds).
 ///
@@ -29,6 +30,8 @@ public struct SharedLinkEstimator: Sendable {
         public var windowBusy: Duration
         /// How far back samples are kept and the window may reach.
         public var horizon: Duration
+        /// The demuxer's read size: chunks are whole multiples of it until a transfer's last one.
+        public var blockSize: Int
         /// Two chunks of one stream further apart than this belong to different transfers.
         public var maxChunkGap: Duration
         /// Largest rise of the published estimate, as a fraction per second.
@@ -38,9 +41,9 @@ public struct SharedLinkEstimator: Sendable {
         /// keep a lone capped view (busy 10 % of the time) unconfident for half a minute.
         public var confidentAt: Double
 
-        public init(windowBusy: Duration = .seconds(3), horizon: Duration = .seconds(20),
+        public init(blockSize: Int = 32768, windowBusy: Duration = .seconds(3), horizon: Duration = .seconds(20),
                     maxChunkGap: Duration = .milliseconds(1500), riseRate: Double = 0.15, confidentAt: Double = 0.5) {
-            self.windowBusy = windowBusy; self.horizon = horizon; self.maxChunkGap = maxChunkGap
+            self.blockSize = blockSize; self.windowBusy = windowBusy; self.horizon = horizon; self.maxChunkGap = maxChunkGap
             self.riseRate = riseRate; self.confidentAt = confidentAt
         }
     }
@@ -67,9 +70,8 @@ public struct SharedLinkEstimator: Sendable {
 
     private struct StreamState: Sendable {
         var lastArrival: Duration
-        /// The largest chunk seen on this stream: a shorter one ends a transfer.
-        var fullChunk: Int
-        var lastWasShort: Bool
+        /// The last chunk was not a whole number of blocks: it ended its transfer.
+        var lastEnded: Bool
         /// The first chunk of the current transfer (arrival, bytes), until the second one shows its pace.
         var first: (time: Duration, bytes: Int)?
     }
@@ -79,6 +81,8 @@ public struct SharedLinkEstimator: Sendable {
     private(set) var samples: [Sample] = []
     private var published: Double?
     private var publishedAt: Duration?
+    /// A confident measurement was published: from then on the figure rises slowly.
+    private var settled = false
     public private(set) var estimate: Estimate?
 
     public init(configuration: Configuration = Configuration()) { self.configuration = configuration }
@@ -89,7 +93,7 @@ public struct SharedLinkEstimator: Sendable {
         guard bytes > 0 else { return }
         if var state = streams[stream] {
             let gap = time - state.lastArrival
-            if !state.lastWasShort && gap > .zero && gap <= configuration.maxChunkGap {
+            if !state.lastEnded && gap > .zero && gap <= configuration.maxChunkGap {
                 if let first = state.first {
                     let lead = gap * (Double(first.bytes) / Double(bytes))
                     samples.append(Sample(start: first.time - lead, end: first.time, bytes: first.bytes))
@@ -99,12 +103,12 @@ public struct SharedLinkEstimator: Sendable {
             } else {
                 state.first = (time, bytes)
             }
-            state.fullChunk = max(state.fullChunk, bytes)
-            state.lastWasShort = bytes < state.fullChunk
+            state.lastEnded = bytes % max(1, configuration.blockSize) != 0
             state.lastArrival = time
             streams[stream] = state
         } else {
-            streams[stream] = StreamState(lastArrival: time, fullChunk: bytes, lastWasShort: false, first: (time, bytes))
+            streams[stream] = StreamState(lastArrival: time, lastEnded: bytes % max(1, configuration.blockSize) != 0,
+                                          first: (time, bytes))
         }
     }
 
@@ -121,7 +125,9 @@ public struct SharedLinkEstimator: Sendable {
             if var old = estimate { old.confidence = 0; old.busy = .zero; old.isConfident = false; estimate = old }
             return estimate
         }
-        if let previous = published, let at = publishedAt {
+        let confidence = min(1, busy.asSeconds / configuration.windowBusy.asSeconds)
+        let confident = confidence >= configuration.confidentAt
+        if let previous = published, let at = publishedAt, settled {
             if bits < previous {
                 published = bits
             } else {
@@ -132,9 +138,11 @@ public struct SharedLinkEstimator: Sendable {
             published = bits
         }
         publishedAt = now
-        let confidence = min(1, busy.asSeconds / configuration.windowBusy.asSeconds)
+        // Until the first confident measurement the figure follows the measurement freely: a start measured
+        // from a few chunks must not become the floor that the slow rise then climbs from for seconds.
+        if confident { settled = true }
         estimate = Estimate(bitsPerSecond: Int(published ?? bits), measured: Int(bits), confidence: confidence,
-                            busy: busy, isConfident: confidence >= configuration.confidentAt)
+                            busy: busy, isConfident: confident)
         return estimate
     }
 

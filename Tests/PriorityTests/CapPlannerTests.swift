@@ -41,8 +41,30 @@ final class CapPlannerTests: XCTestCase {
         for id in 2...4 { XCTAssertEqual(caps[id]?.maxBitrate, 700_000, "view \(id)") }
     }
 
+    func testOnAShrinkingLinkTheHighViewDropsOnceTheLowsShowTheirFloor() {
+        var planner = CapPlanner(highDropGrace: .seconds(6))
+        _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
+                         floors: Self.floors, now: .seconds(10))
+        let narrow = allocation(4_500_000)
+        let above = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[1]) })
+        let first = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(11))
+        XCTAssertEqual(first[1]?.rung, Self.rungs[3])
+        // The lows still show 540p: the high view holds.
+        let still = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(13))
+        XCTAssertEqual(still[1]?.rung, Self.rungs[3])
+        // They show their floor: the high view drops, before the grace ran out.
+        let down = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[0]) })
+        let after = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+                                 floors: Self.floors, shown: down, now: .seconds(14))
+        XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
+    }
+
     func testOnAShrinkingLinkLowViewsDropFirstAndTheHighViewAfterTheGrace() {
         var planner = CapPlanner(highDropGrace: .seconds(2))
+        // The lows keep showing 540p (their fragments already held): only the grace ends the hold.
+        let above = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[1]) })
         let wide = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
                                 floors: Self.floors, now: .seconds(10))
         XCTAssertEqual(wide[1]?.rung, Self.rungs[3])
@@ -51,16 +73,16 @@ final class CapPlannerTests: XCTestCase {
         let narrow = allocation(4_500_000)
         XCTAssertLessThan(narrow.views[1]!.rung.bandwidth, 5_470_000)
         let first = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
-                                 floors: Self.floors, now: .seconds(11))
+                                 floors: Self.floors, shown: above, now: .seconds(11))
         XCTAssertEqual(first[1]?.rung, Self.rungs[3], "the high view dropped with the lows")
         for id in 2...4 { XCTAssertEqual(first[id]?.maxBitrate, 700_000, "view \(id) kept above its floor") }
         XCTAssertEqual(planner.dropWantedSince, .seconds(11))
         let during = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
-                                  floors: Self.floors, now: .seconds(12))
+                                  floors: Self.floors, shown: above, now: .seconds(12))
         XCTAssertEqual(during[1]?.rung, Self.rungs[3])
         // After the grace the allocation holds for everyone.
         let after = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
-                                 floors: Self.floors, now: .seconds(13))
+                                 floors: Self.floors, shown: above, now: .seconds(13))
         XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
         XCTAssertEqual(after[1]?.connectionBitrate, narrow.views[1]?.rung.bandwidth)
         XCTAssertNil(planner.dropWantedSince)

@@ -23,9 +23,12 @@ struct LinkTraceSimulator {
     var latency = 0.02
     var chunk = 32768
     var step = 0.001
+    /// Chunks handed over together when the demuxer's thread falls behind: every chunk of a transfer is held
+    /// back until `coalesce` of them arrived (1 = none), then delivered as one.
+    var coalesce = 1
 
     func run(_ models: [ViewModel], until end: Double) -> [Arrival] {
-        struct Transfer { var remaining: Double; var pending: Double; var beginsAt: Double }
+        struct Transfer { var remaining: Double; var pending: Double; var beginsAt: Double; var held = 0 }
         var next = models.map { $0.start }               // next request time per view
         var fragmentIndex = models.map { _ in 0 }
         var active: [Int: Transfer] = [:]                // by model index
@@ -44,13 +47,16 @@ struct LinkTraceSimulator {
                     transfer.remaining -= got
                     transfer.pending += got
                     while transfer.pending >= Double(chunk) {
-                        arrivals.append(Arrival(view: models[i].view, bytes: chunk, time: t + step))
+                        transfer.held += 1
                         transfer.pending -= Double(chunk)
+                        if transfer.held >= coalesce {
+                            arrivals.append(Arrival(view: models[i].view, bytes: chunk * transfer.held, time: t + step))
+                            transfer.held = 0
+                        }
                     }
                     if transfer.remaining <= 0.5 {
-                        if transfer.pending >= 1 {
-                            arrivals.append(Arrival(view: models[i].view, bytes: Int(transfer.pending.rounded()), time: t + step))
-                        }
+                        let last = chunk * transfer.held + (transfer.pending >= 1 ? Int(transfer.pending.rounded()) : 0)
+                        if last > 0 { arrivals.append(Arrival(view: models[i].view, bytes: last, time: t + step)) }
                         active[i] = nil
                         fragmentIndex[i] += 1
                         let scheduled = models[i].start + Double(fragmentIndex[i]) * models[i].period

@@ -8,9 +8,11 @@ final class SharedLinkEstimatorTests: XCTestCase {
     static let floor = 700_000 / 4, middle = 2_850_000 / 4, top = 5_470_000 / 4
 
     private func run(rate: @escaping @Sendable (Double) -> Double, _ views: [View], until end: Double,
-                     configuration: SharedLinkEstimator.Configuration = .init())
+                     coalesce: Int = 1, configuration: SharedLinkEstimator.Configuration = .init())
         -> [(time: Double, estimate: SharedLinkEstimator.Estimate?)] {
-        let arrivals = LinkTraceSimulator(rate: rate).run(views, until: end)
+        var simulator = LinkTraceSimulator(rate: rate)
+        simulator.coalesce = coalesce
+        let arrivals = simulator.run(views, until: end)
         var estimator = SharedLinkEstimator(configuration: configuration)
         return replay(arrivals, into: &estimator, until: end)
     }
@@ -32,6 +34,16 @@ final class SharedLinkEstimatorTests: XCTestCase {
         let e = estimate(at: 12, trace)
         assertNear(e?.bitsPerSecond, 7e6, within: 0.05, "overlapping")
         XCTAssertEqual(e?.isConfident, true)
+    }
+
+    func testChunksMergedByABusyDemuxerThreadStillMeasureTheLink() {
+        // A demuxer thread that falls behind hands over 2 or 3 blocks at once (seen on GStreamer 1.22 over a
+        // tbf link: 65536, 98304, 131072-byte chunks): they continue the transfer, only a remainder ends it.
+        let views = (1...4).map { View(view: $0, fragmentBytes: Self.middle + 5000, period: 2, start: 0.2 * Double($0)) }
+        for coalesce in [2, 3] {
+            let trace = run(rate: { _ in 7e6 }, views, until: 20, coalesce: coalesce)
+            assertNear(estimate(at: 20, trace)?.bitsPerSecond, 7e6, within: 0.08, "coalescing \(coalesce)")
+        }
     }
 
     func testOnOffPlayersAreNotMistakenForASlowLink() {
@@ -101,6 +113,20 @@ final class SharedLinkEstimatorTests: XCTestCase {
         XCTAssertLessThanOrEqual(Double(settled.max() ?? 0), 7e6 * 1.05, "peaked: \(settled.max() ?? 0)")
     }
 
+    func testTheFirstConfidentFigureIsNotHeldBackByAnUnconfidentStart() {
+        // Startup: the first measurements rest on a few chunks and read low; the figure must not then climb
+        // from them at the slow rise rate.
+        var estimator = SharedLinkEstimator()
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(0))
+        estimator.received(bytes: 32768, stream: 1, at: .milliseconds(200))   // 1.3 Mbit/s, 0.2 s busy
+        XCTAssertEqual(estimator.update(now: .milliseconds(250))?.isConfident, false)
+        let arrivals = LinkTraceSimulator(rate: { _ in 7e6 }).run([View(view: 2, fragmentBytes: 4_000_000, period: 0)], until: 3)
+        for a in arrivals { estimator.received(bytes: a.bytes, stream: a.view, at: .milliseconds(300) + .nanoseconds(Int64(a.time * 1e9))) }
+        let e = estimator.update(now: .milliseconds(3300))
+        XCTAssertEqual(e?.isConfident, true)
+        assertNear(e?.bitsPerSecond, 7e6, within: 0.15, "first confident figure")
+    }
+
     func testConfidenceGrowsWithBusyTime() {
         var estimator = SharedLinkEstimator()
         XCTAssertNil(estimator.update(now: .seconds(1)), "an estimate from nothing")
@@ -123,7 +149,7 @@ final class SharedLinkEstimatorTests: XCTestCase {
         var estimator = SharedLinkEstimator()
         estimator.received(bytes: 32768, stream: 1, at: .milliseconds(0))     // first: waits for the pace
         estimator.received(bytes: 32768, stream: 1, at: .milliseconds(100))   // [0, 100] and the first at [-100, 0]
-        estimator.received(bytes: 1000, stream: 1, at: .milliseconds(110))    // last of the transfer: [100, 110]
+        estimator.received(bytes: 1000, stream: 1, at: .milliseconds(110))    // not whole blocks: ends the transfer
         estimator.received(bytes: 32768, stream: 1, at: .milliseconds(900))   // first of the next: waits
         estimator.received(bytes: 32768, stream: 1, at: .milliseconds(4000))  // 3 s later: a new transfer, waits
         let e = estimator.update(now: .milliseconds(4000))

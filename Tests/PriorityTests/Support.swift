@@ -41,7 +41,7 @@ func shownResolution(_ player: Player) -> String? {
 final class ResolutionLog: @unchecked Sendable {
     // Sendable: `seen` is only touched under `lock`.
     private let lock = NSLock()
-    private var seen: [String] = []
+    private var seen: [(resolution: String, at: ContinuousClock.Instant)] = []
     private var task: Task<Void, Never>?
 
     init(_ player: Player) {
@@ -53,8 +53,13 @@ final class ResolutionLog: @unchecked Sendable {
         }
     }
     deinit { task?.cancel() }
-    private func record(_ r: String) { lock.withLock { if seen.last != r { seen.append(r) } } }
-    var values: [String] { lock.withLock { seen } }
+    private func record(_ r: String) {
+        let now = ContinuousClock.now
+        lock.withLock { if seen.last?.resolution != r { seen.append((r, now)) } }
+    }
+    var values: [String] { lock.withLock { seen.map(\.resolution) } }
+    /// Each change with the time it was first seen.
+    var changes: [(resolution: String, at: ContinuousClock.Instant)] { lock.withLock { seen } }
     func stop() { task?.cancel() }
 }
 
