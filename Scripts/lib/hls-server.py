@@ -2,7 +2,7 @@
 """A real HTTP server for the HLS views, with an optional shaped link.
 
     python3 Scripts/lib/hls-server.py --root out/hls [--port 8080] [--bind ADDR] [--rate 9M | --rate 7M@0,3.5M@20,9M@40]
-                                      [--repeat N] [--port-file F] [--stats F]
+                                      [--repeat N] [--port-file F] [--stats F] [--log F]
 
 Serves the files under --root on 127.0.0.1 (HTTP/1.1, keep-alive, Range requests — hlsdemux2 uses byte ranges
 for I-frame playlists and playbin3 seeks with them). With --rate every response body goes through one shared
@@ -21,7 +21,9 @@ namespace behind a veth whose other end is shaped with `tc ... tbf` (--bind give
 
 --stats F: every second, F gets a JSON line {"t": seconds, "bytes": {"angle1": n, ...}, "rate": bits/s} with the
 cumulative bytes sent per top-level folder and the scheduled rate then (0 before the first request or when
-unlimited; the bench derives the total bitrate and utilisation from it). --port 0 picks a free port;
+unlimited; the bench derives the total bitrate and utilisation from it). --log F: one JSON line per media
+segment request {"t": seconds, "path": "angle1/v1080/seg00003.ts"} (which rung each view fetched, when).
+--port 0 picks a free port;
 --port-file F receives the port once listening.
 """
 import argparse, http.server, io, json, os, re, socketserver, sys, threading, time
@@ -123,10 +125,13 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--port-file")
     ap.add_argument("--stats")
+    ap.add_argument("--log")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
     link = Link(args.rate)
     counters, counters_lock = {}, threading.Lock()
+    began = time.monotonic()
+    request_log = open(args.log, "a") if args.log else None
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -185,6 +190,10 @@ def main():
                     return
                 path, start, end, override = span
                 folder = rel.split("/", 1)[0]
+                if request_log and rel.endswith(".ts"):
+                    with counters_lock:
+                        request_log.write(json.dumps({"t": round(time.monotonic() - began, 3), "path": rel}) + "\n")
+                        request_log.flush()
                 with (io.BytesIO(override) if override is not None else open(path, "rb")) as f:
                     f.seek(start)
                     left = end - start + 1
@@ -210,7 +219,6 @@ def main():
             f.write(str(server.server_address[1]))
         os.rename(args.port_file + ".tmp", args.port_file)
     if args.stats:
-        began = time.monotonic()
 
         def write_stats():
             with open(args.stats, "a") as out:

@@ -22,19 +22,24 @@ public struct PlannedCap: Sendable, Equatable {
 ///   the others held on their floor — until the link is known only high views may leave it.
 /// - A shrinking link (estimated): when a new allocation lowers a high view, the others go to their floor at
 ///   once and the high view keeps its rung (its buffer carries it) until every other view shows a rung at or
-///   below its new cap, or `highDropGrace` passed; if the allocation still lowers it then, it drops too. So under
-///   a shrinking link the low-priority views drop first — on screen, not only in their caps: a demuxer shows a
-///   new cap only after the fragments it already holds (seconds), so a fixed delay alone let both drop together.
+///   below its new cap, or the grace passed; if the allocation still lowers it then, it drops too. So under a
+///   shrinking link the low-priority views drop first — on screen, not only in their caps: a demuxer shows a new
+///   cap only after the fragments it already holds (seconds), so a fixed delay alone let both drop together.
+///   The grace is `highDropGrace` while the high rung still fits the link beside the others' floors, and only
+///   `unfitGrace` when it does not (held 6 s at 5.5 Mbit/s on a 5 Mbit/s link, the high view stalled).
 ///
 /// Pure: time is passed in. Owned by the manager's actor.
 public struct CapPlanner: Sendable {
     public var highDropGrace: Duration
+    public var unfitGrace: Duration
     /// The rung each view was last held to.
     public private(set) var enforced: [Int: Rung] = [:]
     /// When a high view's drop was first wanted (nil: none pending).
     public private(set) var dropWantedSince: Duration?
 
-    public init(highDropGrace: Duration = .seconds(6)) { self.highDropGrace = highDropGrace }
+    public init(highDropGrace: Duration = .seconds(6), unfitGrace: Duration = .seconds(2)) {
+        self.highDropGrace = highDropGrace; self.unfitGrace = unfitGrace
+    }
 
     /// Caps for every view of `allocation`; `priorities` by view id. `floors` = each view's lowest rung; `shown`
     /// = the rung each view shows now (missing: unknown).
@@ -53,7 +58,7 @@ public struct CapPlanner: Sendable {
                 let rung = priorities[id] == .high ? chosen.rung : (floors[id] ?? chosen.rung)
                 caps[id] = PlannedCap(rung: rung, maxBitrate: rung.bandwidth, connectionBitrate: 0)
             }
-        case .estimated:
+        case .estimated(let bps):
             let dropping = allocation.views.filter { id, chosen in
                 priorities[id] == .high && (enforced[id].map { chosen.rung.bandwidth < $0.bandwidth } ?? false)
             }
@@ -64,7 +69,11 @@ public struct CapPlanner: Sendable {
                 let othersDown = allocation.views.keys.allSatisfy { id in
                     priorities[id] == .high || (shown[id].map { $0.bandwidth <= (enforced[id] ?? $0).bandwidth } ?? true)
                 }
-                hold = now - since < highDropGrace && !othersDown
+                let floorsOfOthers = allocation.views.keys.filter { priorities[$0] != .high }
+                    .reduce(0) { $0 + (floors[$1]?.bandwidth ?? 0) }
+                let held = dropping.keys.reduce(0) { $0 + (enforced[$1]?.bandwidth ?? 0) }
+                let grace = held + floorsOfOthers <= bps ? highDropGrace : unfitGrace
+                hold = now - since < grace && !othersDown
             } else {
                 dropWantedSince = now
                 hold = true

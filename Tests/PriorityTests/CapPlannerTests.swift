@@ -45,18 +45,18 @@ final class CapPlannerTests: XCTestCase {
         var planner = CapPlanner(highDropGrace: .seconds(6))
         _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
                          floors: Self.floors, now: .seconds(10))
-        let narrow = allocation(4_500_000)
+        let narrow = allocation(8_000_000)
         let above = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[1]) })
-        let first = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let first = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                  floors: Self.floors, shown: above, now: .seconds(11))
         XCTAssertEqual(first[1]?.rung, Self.rungs[3])
         // The lows still show 540p: the high view holds.
-        let still = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let still = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                  floors: Self.floors, shown: above, now: .seconds(13))
         XCTAssertEqual(still[1]?.rung, Self.rungs[3])
         // They show their floor: the high view drops, before the grace ran out.
         let down = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[0]) })
-        let after = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let after = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                  floors: Self.floors, shown: down, now: .seconds(14))
         XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
     }
@@ -69,30 +69,45 @@ final class CapPlannerTests: XCTestCase {
                                 floors: Self.floors, now: .seconds(10))
         XCTAssertEqual(wide[1]?.rung, Self.rungs[3])
         XCTAssertGreaterThan(wide[2]?.maxBitrate ?? 0, 700_000, "a low view above its floor before the shrink")
-        // 12 → 4.5 Mbit/s: the new allocation lowers the high view too. First only the lows drop (to their floor).
-        let narrow = allocation(4_500_000)
+        // 12 → 8 Mbit/s: the new allocation lowers the high view too. First only the lows drop (to their floor).
+        let narrow = allocation(8_000_000)
         XCTAssertLessThan(narrow.views[1]!.rung.bandwidth, 5_470_000)
-        let first = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let first = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                  floors: Self.floors, shown: above, now: .seconds(11))
         XCTAssertEqual(first[1]?.rung, Self.rungs[3], "the high view dropped with the lows")
         for id in 2...4 { XCTAssertEqual(first[id]?.maxBitrate, 700_000, "view \(id) kept above its floor") }
         XCTAssertEqual(planner.dropWantedSince, .seconds(11))
-        let during = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let during = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                   floors: Self.floors, shown: above, now: .seconds(12))
         XCTAssertEqual(during[1]?.rung, Self.rungs[3])
         // After the grace the allocation holds for everyone.
-        let after = planner.plan(link: .estimated(4_500_000), allocation: narrow, priorities: Self.priorities,
+        let after = planner.plan(link: .estimated(8_000_000), allocation: narrow, priorities: Self.priorities,
                                  floors: Self.floors, shown: above, now: .seconds(13))
         XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
         XCTAssertEqual(after[1]?.connectionBitrate, narrow.views[1]?.rung.bandwidth)
         XCTAssertNil(planner.dropWantedSince)
     }
 
+    func testAHighRungThatNoLongerFitsIsHeldOnlyBriefly() {
+        // 5.5M + three 0.7M floors = 7.6M do not fit a 5 Mbit/s link: held 2 s, not 6.
+        var planner = CapPlanner(highDropGrace: .seconds(6), unfitGrace: .seconds(2))
+        _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
+                         floors: Self.floors, now: .seconds(10))
+        let above = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[1]) })
+        let narrow = allocation(5_000_000)
+        let first = planner.plan(link: .estimated(5_000_000), allocation: narrow, priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(11))
+        XCTAssertEqual(first[1]?.rung, Self.rungs[3])
+        let after = planner.plan(link: .estimated(5_000_000), allocation: narrow, priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(13))
+        XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
+    }
+
     func testALinkThatRecoversDuringTheGraceKeepsTheHighView() {
         var planner = CapPlanner(highDropGrace: .seconds(2))
         _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
                          floors: Self.floors, now: .seconds(10))
-        _ = planner.plan(link: .estimated(4_500_000), allocation: allocation(4_500_000), priorities: Self.priorities,
+        _ = planner.plan(link: .estimated(8_000_000), allocation: allocation(8_000_000), priorities: Self.priorities,
                          floors: Self.floors, now: .seconds(11))
         let back = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
                                 floors: Self.floors, now: .seconds(12))
