@@ -25,8 +25,9 @@ public struct PlannedCap: Sendable, Equatable {
 ///   below its new cap, or the grace passed; if the allocation still lowers it then, it drops too. So under a
 ///   shrinking link the low-priority views drop first — on screen, not only in their caps: a demuxer shows a new
 ///   cap only after the fragments it already holds (seconds), so a fixed delay alone let both drop together.
-///   The grace is `highDropGrace` while the high rung still fits the link beside the others' floors, and only
-///   `unfitGrace` when it does not (held 6 s at 5.5 Mbit/s on a 5 Mbit/s link, the high view stalled).
+///   The grace is `highDropGrace` while the link can still carry the held high rungs themselves (the others on
+///   their floors only slow them down), and only `unfitGrace` when it cannot (5.5 Mbit/s held 6 s on a
+///   5 Mbit/s link stalled the high view; 2.85 Mbit/s held on 3.5 Mbit/s did not).
 ///
 /// Pure: time is passed in. Owned by the manager's actor.
 public struct CapPlanner: Sendable {
@@ -69,10 +70,8 @@ public struct CapPlanner: Sendable {
                 let othersDown = allocation.views.keys.allSatisfy { id in
                     priorities[id] == .high || (shown[id].map { $0.bandwidth <= (enforced[id] ?? $0).bandwidth } ?? true)
                 }
-                let floorsOfOthers = allocation.views.keys.filter { priorities[$0] != .high }
-                    .reduce(0) { $0 + (floors[$1]?.bandwidth ?? 0) }
                 let held = dropping.keys.reduce(0) { $0 + (enforced[$1]?.bandwidth ?? 0) }
-                let grace = held + floorsOfOthers <= bps ? highDropGrace : unfitGrace
+                let grace = held <= bps ? highDropGrace : unfitGrace
                 hold = now - since < grace && !othersDown
             } else {
                 dropWantedSince = now

@@ -89,7 +89,7 @@ final class CapPlannerTests: XCTestCase {
     }
 
     func testAHighRungThatNoLongerFitsIsHeldOnlyBriefly() {
-        // 5.5M + three 0.7M floors = 7.6M do not fit a 5 Mbit/s link: held 2 s, not 6.
+        // 5.5M alone is more than a 5 Mbit/s link carries: held 2 s, not 6.
         var planner = CapPlanner(highDropGrace: .seconds(6), unfitGrace: .seconds(2))
         _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
                          floors: Self.floors, now: .seconds(10))
