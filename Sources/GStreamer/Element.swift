@@ -25,6 +25,14 @@ public class Element: ObjectRef, @unchecked Sendable {
     /// The name of the factory that made it ("x264enc"), or nil.
     public var factoryName: String? { gstFactoryName(ofElement: gobject) }
 
+    /// The bin this element sits in (a new owner of it), nil for a top-level element.
+    public var parent: Element? {
+        guard let raw = gst_object_get_parent(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstObject.self))
+        else { return nil }
+        // gst_object_get_parent returns a new reference: the wrapper takes it over.
+        return Element(takingOwnershipOf: UnsafeMutableRawPointer(raw))
+    }
+
     /// This element as a `Bin` when it is one (a second owner of the same object), else nil.
     public func asBin() -> Bin? {
         guard g_type_check_instance_is_a(UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self),

@@ -32,6 +32,7 @@ public struct PadProbeKind: OptionSet, Sendable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public static let buffer = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+    public static let bufferList = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
     public static let eventDownstream = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
     public static let blocking = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
 }
@@ -53,6 +54,8 @@ public struct PadProbeInfo: Sendable {
     /// Buffer timestamp (PTS) and duration, for buffer probes.
     public var pts: ClockTime?
     public var duration: ClockTime?
+    /// Bytes of data in the buffer or buffer list (0 for events).
+    public var size: Int = 0
     /// Event type name ("segment", "eos", …) for event probes.
     public var eventName: String?
     /// For a segment event: the playback rate it carries (rate × applied rate), so a probe can tell which
@@ -92,6 +95,9 @@ public final class PadProbe: @unchecked Sendable {
             let buffer = data.assumingMemoryBound(to: GstBuffer.self)
             swiftInfo.pts = ClockTime(raw: buffer.pointee.pts)
             swiftInfo.duration = ClockTime(raw: buffer.pointee.duration)
+            swiftInfo.size = Int(gst_buffer_get_size(buffer))
+        } else if type & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0, let data = info.pointee.data {
+            swiftInfo.size = Int(gst_buffer_list_calculate_size(OpaquePointer(data)))
         } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }

@@ -4,83 +4,17 @@ import HLS
 import Multiview
 import Synchronization
 
-/// What hlsdemux2 is told for one view. `connectionBitrate` 0 leaves the demuxer's own measurement in charge.
-public struct DemuxerCaps: Sendable, Equatable {
-    public var maxBitrate: Int
-    public var connectionBitrate: Int
-    /// How far ahead the demuxer downloads (its `high-watermark-time`, default 30 s): shorter means the link is
-    /// shared continuously and a new cap shows within seconds instead of after 30 s of already-fetched media.
-    public var bufferAhead: ClockTime
-}
-
-/// The hlsdemux2 of one view and the caps it must have. The demuxer appears on a streaming thread
-/// (playbin3's "deep-element-added") and must get the caps right there, before it picks its first variant; the
-/// manager changes the caps from its actor. The Mutex owns both.
-final class DemuxerSlot: Sendable {
-    private struct State {
-        var demuxer: Element?
-        var caps: DemuxerCaps?
-    }
-    private let state = Mutex(State())
-
-    func adopt(_ demuxer: Element) {
-        state.withLock { s in
-            s.demuxer = demuxer
-            if let caps = s.caps { Self.apply(caps, to: demuxer) }
-        }
-    }
-
-    func release(_ element: Element) {
-        state.withLock { s in if s.demuxer?.gobject == element.gobject { s.demuxer = nil } }
-    }
-
-    func setCaps(_ caps: DemuxerCaps?) {
-        state.withLock { s in
-            guard s.caps != caps else { return }
-            s.caps = caps
-            if let caps, let demuxer = s.demuxer { Self.apply(caps, to: demuxer) }
-        }
-    }
-
-    var demuxer: Element? { state.withLock { $0.demuxer } }
-
-    private static func apply(_ caps: DemuxerCaps, to demuxer: Element) {
-        try? demuxer.set("max-bitrate", caps.maxBitrate)
-        try? demuxer.set("connection-bitrate", caps.connectionBitrate)
-        try? demuxer.set("high-watermark-time", Int(caps.bufferAhead.nanoseconds))
-    }
-}
-
-/// One view as the manager reports it.
-public struct PriorityViewReport: Sendable, Equatable {
-    public var view: ViewIdentity
-    public var priority: NetworkResourcePriority
-    /// The variant being shown (from the decoded video's size), nil before the first frame or for non-HLS views.
-    public var currentRung: Rung?
-    /// Index of `currentRung` among the view's rungs (0 = lowest), and how many there are.
-    public var currentRungIndex: Int?
-    public var rungCount: Int
-    /// The rung the allocator chose (the demuxer's cap).
-    public var allocated: Rung?
-    /// hlsdemux2's `current-bandwidth` (bits/s), 0 when unknown.
-    public var measuredBandwidth: Int
-
-    /// "high 1920x1080 5.5M" (the tile tag and the status line).
-    public var label: String {
-        var text = priority.rawValue
-        if let currentRung { text += " \(currentRung)" } else if rungCount > 0 { text += " …" }
-        if let allocated, allocated != currentRung { text += " (cap \(Rung.megabits(allocated.bandwidth)))" }
-        return text
-    }
-}
-
 /// Applies `networkResourcePriority` to a set of players sharing one link: a `BandwidthAllocator` decides a rung
-/// per HLS view; the manager caps each view's hlsdemux2 accordingly and re-runs the allocation when a view is
-/// added or removed, a priority, tile or the budget changes, or the measured bandwidth moves by more than 15 %.
+/// per HLS view from the link figure (the user's budget, or else the `SharedLinkEstimator`'s estimate of the
+/// link from the bytes all views receive); a `CapPlanner` turns that into demuxer caps (pins, caps, low views
+/// dropping first); the manager sets them on each view's hlsdemux2 and re-runs all this when a view is added or
+/// removed, a priority, tile or the budget changes, the estimate becomes confident or moves by more than 10 %.
 ///
-/// Threading: the actor owns the views, priorities and the last allocation. The demuxer of each view arrives on
-/// a streaming thread and is handed to that view's `DemuxerSlot` (a Mutex), which applies the caps at once.
-/// A polling task on the actor (every `pollInterval`) reads `current-bandwidth` and the shown variant.
+/// Threading: the actor owns the views, priorities, the estimator, the planner and the last allocation. The
+/// demuxer of each view arrives on a streaming thread and is handed to that view's `DemuxerSlot` (a Mutex),
+/// which applies the caps at once; downloaded chunks are stamped on the demuxers' threads into the
+/// `DownloadMeter` (a Mutex). A polling task on the actor (every `pollInterval`) drains the meter into the
+/// estimator and reads `current-bandwidth` and the shown variant.
 public actor PriorityManager {
     private final class Entry {
         let player: Player
@@ -91,6 +25,7 @@ public actor PriorityManager {
         var rungs: [Rung] = []
         let slot = DemuxerSlot()
         var connections: [SignalConnection] = []
+        var downloads: DownloadWatch?
         var currentRung: Rung?
         var measured = 0
         /// Last position seen playing (for `recover`).
@@ -104,25 +39,29 @@ public actor PriorityManager {
     /// The user's budget (bits/s, `--bandwidth`); nil: use what the demuxers measure.
     public private(set) var budget: Int?
     public let allocator: BandwidthAllocator
-    /// With a user budget, also pin each demuxer's `connection-bitrate` so it takes the allocated rung from the
-    /// first fragment on instead of probing (see DemuxerPropertyTests). Without a budget the
-    /// demuxers keep measuring (connection-bitrate 0) and only `max-bitrate` caps them.
-    public let pinConnectionBitrate: Bool
     public let bufferAhead: ClockTime
     /// false: allocate and report, but leave every hlsdemux2 as GStreamer made it (plain competing players, the
     /// bench's baseline).
     public let enforce: Bool
     private var entries: [Int: Entry] = [:]
     public private(set) var lastAllocation: Allocation?
-    private var allocatedAvailable: Int?
+    /// The figure the last allocation shared out (given, estimated, or measuring).
+    public private(set) var link: LinkFigure = .measuring(nil)
+    private var allocatedLink: LinkFigure?
+    private var estimator: SharedLinkEstimator
+    private var planner: CapPlanner
+    private let meter = DownloadMeter()
     private var poller: Task<Void, Never>?
     private let pollInterval: Duration
 
-    public init(budget: Int? = nil, allocator: BandwidthAllocator = BandwidthAllocator(), pinConnectionBitrate: Bool = true,
+    public init(budget: Int? = nil, allocator: BandwidthAllocator = BandwidthAllocator(),
+                estimator: SharedLinkEstimator.Configuration = .init(), planner: CapPlanner = CapPlanner(),
                 bufferAhead: ClockTime = .seconds(4), enforce: Bool = true, pollInterval: Duration = .milliseconds(500)) {
         self.enforce = enforce
-        self.budget = budget; self.allocator = allocator; self.pinConnectionBitrate = pinConnectionBitrate
+        self.budget = budget; self.allocator = allocator
+        self.estimator = SharedLinkEstimator(configuration: estimator); self.planner = planner
         self.bufferAhead = bufferAhead; self.pollInterval = pollInterval
+        self.link = budget.map { .given($0) } ?? .measuring(nil)
     }
 
     deinit { poller?.cancel() }
@@ -138,6 +77,11 @@ public actor PriorityManager {
             added: { element in if element.factoryName == "hlsdemux2" { slot.adopt(element) } },
             removed: { element in if element.factoryName == "hlsdemux2" { slot.release(element) } }) {
             entry.connections.append(contentsOf: watch)
+        }
+        // Every downloaded chunk, stamped where it arrives, for the shared-link estimate.
+        let meter = self.meter, number = player.view.number
+        entry.downloads = try? player.watchDownloadedBytes { stream, bytes in
+            meter.record(stream: DownloadMeter.key(view: number, stream: stream), bytes: bytes)
         }
         entry.source = source
         entries[player.view.number] = entry
@@ -155,8 +99,10 @@ public actor PriorityManager {
     /// Stops following a view (it failed, or was removed); the others share its bandwidth.
     public func detach(view number: Int) {
         entries[number]?.connections = []
+        entries[number]?.downloads = nil
         entries[number]?.slot.setCaps(nil)
         entries[number] = nil
+        planner.forget(view: number)
         reallocate()
     }
 
@@ -176,6 +122,7 @@ public actor PriorityManager {
 
     public func setBudget(_ bitsPerSecond: Int?) {
         budget = bitsPerSecond
+        link = linkFigure()
         reallocate()
     }
 
@@ -186,11 +133,12 @@ public actor PriorityManager {
 
     public func report(forView number: Int) -> PriorityViewReport? {
         guard let entry = entries[number] else { return nil }
-        let allocated = lastAllocation?.views[number]?.rung
+        let allocated = planner.enforced[number] ?? lastAllocation?.views[number]?.rung
         let index = entry.currentRung.flatMap { current in entry.rungs.firstIndex(of: current) }
+        let firstHLS = entries.filter { !$0.value.rungs.isEmpty }.keys.min()
         return PriorityViewReport(view: entry.player.view, priority: entry.priority, currentRung: entry.currentRung,
                                   currentRungIndex: index, rungCount: entry.rungs.count, allocated: allocated,
-                                  measuredBandwidth: entry.measured)
+                                  measuredBandwidth: entry.measured, link: number == firstHLS ? link : nil)
     }
 
     /// A failed HLS view's cause in words ("variant v360/index.m3u8: HTTP 404 not found"), nil when the
@@ -245,33 +193,46 @@ public actor PriorityManager {
             && (lower.contains(".m3u8"))
     }
 
-    /// The link estimate without a user budget: the sum of what the demuxers measure. Each measures the rate of
-    /// its own fragment downloads; when they download at the same time each sees its share, so the sum is the
-    /// link; when they do not, the sum overestimates — which only loosens the caps: each demuxer still picks no
-    /// variant above its own measurement × bandwidth-target-ratio (connection-bitrate stays 0 without a budget).
-    /// (The maximum instead kept every view on its floor: four capped views downloading together each measure a
-    /// quarter of the link, the allocator caps them to floors, and the estimate never rises again.)
-    private var measuredAvailable: Int? {
-        let sum = entries.values.map(\.measured).reduce(0, +)
-        return sum > 0 ? sum : nil
+    /// The estimator's current figure (or the user's budget).
+    private func linkFigure() -> LinkFigure {
+        if let budget { return .given(budget) }
+        guard let estimate = estimator.estimate else { return .measuring(nil) }
+        return estimate.isConfident ? .estimated(estimate.bitsPerSecond) : .measuring(estimate.bitsPerSecond)
     }
 
     private func reallocate() {
-        let available = budget ?? measuredAvailable
+        let available = link.bitsPerSecond
         let demands = entries.map { number, entry in
             ViewDemand(id: number, priority: entry.priority, rungs: entry.rungs, tileWidth: entry.tileWidth,
                        tileHeight: entry.tileHeight)
         }
         let allocation = allocator.allocate(available: available, views: demands)
         lastAllocation = allocation
-        allocatedAvailable = available
+        allocatedLink = link
+        let caps = planner.plan(link: link, allocation: allocation, priorities: entries.mapValues(\.priority),
+                                floors: entries.compactMapValues { $0.rungs.min { $0.bandwidth < $1.bandwidth } },
+                                shown: entries.compactMapValues(\.currentRung), now: meter.now)
         for (number, entry) in entries {
-            guard enforce, let chosen = allocation.views[number] else { entry.slot.setCaps(nil); continue }
+            guard enforce, let planned = caps[number] else { entry.slot.setCaps(nil); continue }
             // A fixed connection-bitrate is compared with the variants as it is (not × bandwidth-target-ratio, see
-            // DemuxerPropertyTests), so the chosen rung's own bandwidth selects exactly that rung.
-            let pin = pinConnectionBitrate && budget != nil
-            entry.slot.setCaps(DemuxerCaps(maxBitrate: chosen.maxBitrate, connectionBitrate: pin ? chosen.maxBitrate : 0,
+            // DemuxerPropertyTests), so a pinned rung's own bandwidth selects exactly that rung.
+            entry.slot.setCaps(DemuxerCaps(maxBitrate: planned.maxBitrate, connectionBitrate: planned.connectionBitrate,
                                            bufferAhead: bufferAhead))
+        }
+    }
+
+    /// Whether the link figure moved enough since the last allocation to allocate again: it became known or
+    /// stopped being known, or changed by more than 10 %, or a high view's drop is waiting for its grace.
+    private func linkMovedEnough() -> Bool {
+        if planner.dropWantedSince != nil { return true }
+        guard let before = allocatedLink else { return true }
+        switch (before, link) {
+        case (.estimated(let a), .estimated(let b)), (.given(let a), .given(let b)):
+            return a == 0 || abs(Double(b - a)) / Double(a) > 0.10
+        case (.measuring, .measuring):
+            return false
+        default:
+            return true
         }
     }
 
@@ -286,9 +247,14 @@ public actor PriorityManager {
         }
     }
 
-    /// Reads each demuxer's measured bandwidth and each view's shown variant; re-allocates when the measured
-    /// link moved by more than 15 % (only without a user budget).
+    /// Feeds the downloaded chunks to the estimator, reads each demuxer's measured bandwidth and each view's
+    /// shown variant; re-allocates when the link figure moved enough (`linkMovedEnough`).
     private func poll() {
+        for arrival in meter.drain() {
+            estimator.received(bytes: arrival.bytes, stream: arrival.stream, at: arrival.time)
+        }
+        estimator.update(now: meter.now)
+        link = linkFigure()
         for entry in entries.values {
             if let demuxer = entry.slot.demuxer, let measured = try? demuxer.get("current-bandwidth", as: Int.self) {
                 entry.measured = measured
@@ -298,10 +264,7 @@ public actor PriorityManager {
                 entry.lastPosition = position
             }
         }
-        if budget == nil, let now = measuredAvailable {
-            let before = allocatedAvailable ?? 0
-            if before == 0 || abs(Double(now - before)) / Double(before) > 0.15 { reallocate() }
-        }
+        if linkMovedEnough() { reallocate() }
     }
 
     /// The rung whose resolution matches the caps reaching the video sink.

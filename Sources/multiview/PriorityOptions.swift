@@ -5,13 +5,13 @@ import Priority
 
 /// `play`'s networkResourcePriority options: `--priority N=high` (repeatable, N = 1-based view number) and
 /// `--bandwidth 6M` (the budget the HLS views share). With HLS views and neither option, every view is `default`
-/// and the budget is what the demuxers measure.
+/// and the budget is the manager's estimate of the shared link (`SharedLinkEstimator`).
 struct PriorityOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("View priority on a shared link, N=low|default|high (N = view number from 1; repeatable).",
                                             valueName: "N=level"))
     var priority: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Bandwidth budget shared by the HLS views, bits/s with k/M/G (e.g. 6M).",
+    @Option(name: .long, help: ArgumentHelp("Bandwidth budget shared by the HLS views, bits/s with k/M/G (e.g. 6M); without it the shared link is estimated.",
                                             valueName: "rate"))
     var bandwidth: String?
 

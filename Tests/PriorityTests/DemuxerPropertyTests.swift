@@ -51,13 +51,12 @@ final class DemuxerPropertyTests: XCTestCase {
     private func play(_ configure: @escaping @Sendable (Element) -> Void) async throws -> (Player, ResolutionLog, DemuxerBox) {
         let player = try makePlayer(1)
         let box = DemuxerBox()
-        let connection = try player.pipeline.connect("deep-element-added") { args in
-            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" {
+        box.connections = try player.watchElements(added: { element in
+            if element.factoryName == "hlsdemux2" {
                 configure(element)
                 box.set(element)
             }
-        }
-        box.connection = connection
+        }, removed: { _ in })
         let log = ResolutionLog(player)
         try await player.load(MediaSource(server.server.uri("topfirst/master.m3u8")))
         try await player.play(timeout: .seconds(40))
@@ -65,10 +64,10 @@ final class DemuxerPropertyTests: XCTestCase {
     }
 
     final class DemuxerBox: @unchecked Sendable {
-        // Sendable: `element` under `lock`; `connection` set once before playing.
+        // Sendable: `element` under `lock`; `connections` set once before playing.
         private let lock = NSLock()
         private var element: Element?
-        var connection: SignalConnection?
+        var connections: [SignalConnection] = []
         func set(_ e: Element) { lock.withLock { element = e } }
         var demuxer: Element? { lock.withLock { element } }
     }

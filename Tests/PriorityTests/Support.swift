@@ -33,8 +33,7 @@ func makePlayer(_ number: Int, name: String? = nil) throws -> Player {
 
 /// Resolution of the frames reaching a player's video sink, "1920x1080", nil before the first.
 func shownResolution(_ player: Player) -> String? {
-    guard let sink = try? player.pipeline.get("video-sink", as: Element.self),
-          let caps = try? sink.staticPad("sink").currentCaps, let s = caps.structure(),
+    guard let caps = player.videoSinkCaps(), let s = caps.structure(),
           let w = s.int("width"), let h = s.int("height") else { return nil }
     return "\(w)x\(h)"
 }
@@ -43,7 +42,7 @@ func shownResolution(_ player: Player) -> String? {
 final class ResolutionLog: @unchecked Sendable {
     // Sendable: `seen` is only touched under `lock`.
     private let lock = NSLock()
-    private var seen: [String] = []
+    private var seen: [(resolution: String, at: ContinuousClock.Instant)] = []
     private var task: Task<Void, Never>?
 
     init(_ player: Player) {
@@ -55,8 +54,13 @@ final class ResolutionLog: @unchecked Sendable {
         }
     }
     deinit { task?.cancel() }
-    private func record(_ r: String) { lock.withLock { if seen.last != r { seen.append(r) } } }
-    var values: [String] { lock.withLock { seen } }
+    private func record(_ r: String) {
+        let now = ContinuousClock.now
+        lock.withLock { if seen.last?.resolution != r { seen.append((r, now)) } }
+    }
+    var values: [String] { lock.withLock { seen.map(\.resolution) } }
+    /// Each change with the time it was first seen.
+    var changes: [(resolution: String, at: ContinuousClock.Instant)] { lock.withLock { seen } }
     func stop() { task?.cancel() }
 }
 

@@ -1,0 +1,133 @@
+import Foundation
+import GStreamer
+import Multiview
+import Priority
+import TestSupport
+import XCTest
+
+/// networkResourcePriority without `--bandwidth`: four HLS views (1 high, 3 low) at a 1280x720 tile over one
+/// 7 Mbit/s link, real pipelines over real HTTP; the manager allocates by its own estimate of the shared link.
+/// At that tile the views' useful rungs stop at 720p (2.85 Mbit/s): the high view's top. Generous timeouts; the
+/// figures (time to top, utilisation, estimate error) are `Scripts/bench-hls`'s.
+final class EstimatedLinkTests: XCTestCase {
+    static let top = "1280x720"
+    static let order = ["640x360", "960x540", "1280x720", "1920x1080"]
+
+    struct Views {
+        let manager: PriorityManager
+        let players: [Player]
+        let logs: [ResolutionLog]
+        let counters: [StallCounter]
+        func stop() async { for p in players { await p.stop() } }
+    }
+
+    private func start(_ uri: (Int) -> String) async throws -> Views {
+        let manager = PriorityManager(budget: nil)
+        var players: [Player] = [], logs: [ResolutionLog] = [], counters: [StallCounter] = []
+        for n in 1...4 {
+            let player = try makePlayer(n, name: "angle\(n)")
+            let source = MediaSource(uri(n))
+            await manager.attach(player, source: source, priority: n == 1 ? .high : .low, tileWidth: 1280, tileHeight: 720)
+            counters.append(await StallCounter(player))
+            logs.append(ResolutionLog(player))
+            try await player.load(source)
+            players.append(player)
+        }
+        let all = players
+        await withTaskGroup(of: Void.self) { group in
+            for player in all { group.addTask { try? await player.play(timeout: .seconds(40)) } }
+        }
+        return Views(manager: manager, players: players, logs: logs, counters: counters)
+    }
+
+    /// High view on 720p, the lows below it, the link estimated: true once all hold.
+    private func settled(_ views: Views) async -> Bool {
+        guard shownResolution(views.players[0]) == Self.top,
+              (1...3).allSatisfy({ shownResolution(views.players[$0]).map { $0 != Self.top } ?? false }) else { return false }
+        if case .estimated = await views.manager.link { return true }
+        return false
+    }
+
+    func testHighViewReachesItsTopRungAndLowViewsDropFirstWhenTheLinkShrinks() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try HLSFixture.ensure()
+        // 7 Mbit/s, then 3.5 Mbit/s from 28 s after the first request (the lows have risen by then); the clips
+        // served twice over (48 s; the joint at 24 s re-negotiates the video caps, so no change is timed there).
+        let server = try LinkServer(root: HLSFixture.root, rate: "7M@0,3.5M@28", repeatCount: 2)
+        defer { server.stop() }
+        let began = ContinuousClock.now
+        let views = try await start { server.uri("angle\($0)/master.m3u8") }
+        let isSettled = await eventually(timeout: .seconds(20)) { await settled(views) }
+        let link = await views.manager.link
+        XCTAssertTrue(isSettled, "not settled: \(views.players.map { shownResolution($0) ?? "-" }), \(link.label), logs \(views.logs.map(\.values))")
+        if case .estimated(let bps) = link {
+            XCTAssertEqual(Double(bps), 7e6, accuracy: 7e6 * 0.25, "estimate \(link.label) on a 7 Mbit/s link")
+        }
+        // The shrink comes ~28 s after the first request; wait for the high view's drop (or 16 s after it).
+        let shrinkAt = began + .seconds(28)
+        let lowsAtShrink = await Self.rungsShown(views, at: shrinkAt)
+        _ = await eventually(timeout: .seconds(16)) {
+            Self.firstDrop(views.logs[0], after: shrinkAt) != nil
+        }
+        let link2 = await views.manager.link
+        let highDrop = Self.firstDrop(views.logs[0], after: shrinkAt)
+        let lowDrops = (1...3).compactMap { Self.firstDrop(views.logs[$0], after: shrinkAt) }
+        let message = "rungs at the shrink \(lowsAtShrink), \(link2.label), logs \(views.logs.map { $0.changes.map { "\($0.resolution)@\(Self.seconds($0.at - began))" } })"
+        XCTAssertFalse(lowDrops.isEmpty, "no low view dropped after the shrink: \(message)")
+        if let highDrop, let firstLow = lowDrops.min() {
+            XCTAssertLessThan(firstLow, highDrop, "the high view dropped before any low one: \(message)")
+        }
+        if case .estimated(let bps) = link2 {
+            XCTAssertLessThan(Double(bps), 3.5e6 * 1.3, "estimate after the shrink: \(message)")
+        } else {
+            XCTFail("no confident estimate after the shrink: \(message)")
+        }
+        for (n, counter) in views.counters.enumerated() {
+            XCTAssertNil(counter.failure, "view \(n + 1) failed: \(String(describing: counter.failure))")
+        }
+        XCTAssertLessThanOrEqual(views.counters[0].stalls, 1, "the high view stalled \(views.counters[0].stalls) times: \(message)")
+        print("estimated link, shrink 7 → 3.5 Mbit/s: \(message)")
+        await views.stop()
+    }
+
+    func testOnATcShapedLinkTheHighViewReachesItsTopRung() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try HLSFixture.ensure()
+        let link = try NetworkNamespaceLink(rate: "7M")
+        defer { link.close() }
+        let server = try LinkServer(root: HLSFixture.root, link: link)
+        defer { server.stop() }
+        let views = try await start { server.uri("angle\($0)/master.m3u8") }
+        let isSettled = await eventually(timeout: .seconds(20)) { await settled(views) }
+        let figure = await views.manager.link
+        XCTAssertTrue(isSettled, "not settled: \(views.players.map { shownResolution($0) ?? "-" }), \(figure.label), logs \(views.logs.map(\.values))")
+        if case .estimated(let bps) = figure {
+            // tbf counts IP packets; HTTP payload is ~95 % of that.
+            XCTAssertEqual(Double(bps), 6.7e6, accuracy: 7e6 * 0.25, "estimate \(figure.label) on a 7 Mbit/s tbf link")
+        }
+        for (n, counter) in views.counters.enumerated() {
+            XCTAssertNil(counter.failure, "view \(n + 1) failed: \(String(describing: counter.failure))")
+        }
+        await views.stop()
+    }
+
+    // MARK: Helpers
+
+    /// When the view first showed a lower rung than it had before, after `instant`.
+    static func firstDrop(_ log: ResolutionLog, after instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let changes = log.changes
+        for (i, change) in changes.enumerated() where i > 0 && change.at > instant {
+            let before = order.firstIndex(of: changes[i - 1].resolution) ?? 0
+            if (order.firstIndex(of: change.resolution) ?? 0) < before { return change.at }
+        }
+        return nil
+    }
+
+    /// Each view's resolution at `instant` (waits until then).
+    static func rungsShown(_ views: Views, at instant: ContinuousClock.Instant) async -> [String] {
+        try? await Task.sleep(until: instant, clock: .continuous)
+        return views.players.map { shownResolution($0) ?? "-" }
+    }
+
+    static func seconds(_ d: Duration) -> String { String(format: "%.1f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+}
