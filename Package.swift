@@ -20,6 +20,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Tests only: `TestClock`, so the coordination medium's waits are tested by advancing time.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
     ],
     targets: [
         // The one system-library module: C headers of GStreamer (core, app, video, audio, pbutils, net) and Xlib.
@@ -99,7 +101,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CoordinationTests",
-            dependencies: ["TestSupport", "Coordination", "Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["TestSupport", "Coordination", "Multiview", "GStreamer", "SyncAnalysis",
+                           .product(name: "Clocks", package: "swift-clocks")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
