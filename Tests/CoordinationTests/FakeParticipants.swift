@@ -67,6 +67,8 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     /// Instants the prepared start (or "play at") started it at.
     private let starts = Mutex<[ClockTime]>([])
+    /// How many buffer commands it has finished (its prepared start handed over).
+    private let readyCount = Mutex(0)
 
     init(clock: TestClock<Duration>, time: TestPipelineTime, preparedStart: Bool) {
         self.clock = clock
@@ -81,6 +83,7 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     }
     var pauses: [ClockTime] { commands.compactMap { if case .pause(let t) = $0.kind { t } else { nil } } }
     var startedAt: [ClockTime] { starts.withLock { $0 } }
+    var timesReady: Int { readyCount.withLock { $0 } }
 
     func takePreparing(_ spans: Duration...) { prepareTimes.withLock { $0 += spans } }
     func closeGate() { gate.withLock { $0.closed = true } }
@@ -121,6 +124,7 @@ final class FakeTarget: CoordinatedPlaybackTarget {
                  whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws {
         try await perform(command)
         whenReady(hasPreparedStart ? FakePreparedStart(target: self) : nil)
+        readyCount.withLock { $0 += 1 }
     }
 
     /// Starts for `at` unless that instant has passed.
