@@ -196,4 +196,20 @@ final class MediumWithTestClockTests: XCTestCase {
         let ready = await group.medium.participants().map(\.isReady)
         XCTAssertEqual(ready, [true, false])
     }
+    func testPlayImmediatelyStartsTheProposerAtOnceAndTheOthersCatchUpWithIt() async throws {
+        var group = FakeGroup()
+        for id in ["a", "b"] { try await group.add(id) }
+        let (a, b) = (group.targets[0], group.targets[1])
+        let now = group.time.time
+        try await group.coordinators[0].playImmediately()
+        let anchor = now + .milliseconds(15)
+        XCTAssertEqual(a.buffers, [.zero])
+        XCTAssertEqual(a.plays.map(\.at), [anchor], "the proposer did not start 15 ms after it was ready")
+        let state = try unwrap(await group.medium.groupState(for: "event"))
+        XCTAssertEqual(state.anchorClock, anchor, "the proposer's start is not the group's anchor")
+        // b was not waited for: it aims where the group will be 380 ms later, like a late joiner.
+        let joinAt = now + .milliseconds(380)
+        XCTAssertEqual(b.buffers, [ClockTime(nanoseconds: joinAt.nanoseconds - anchor.nanoseconds)])
+        XCTAssertEqual(b.plays.map(\.at), [joinAt])
+    }
 }
