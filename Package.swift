@@ -21,6 +21,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Tests only: `TestClock`, so the coordination medium's waits are tested by advancing time.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
     ],
     targets: [
         // System-library modules, one per C library family; each imported only where its library is used
@@ -124,7 +126,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CoordinationTests",
-            dependencies: ["TestSupport", "Coordination", "SyncBench", "Multiview", "GStreamer", "SyncAnalysis"],
+            dependencies: ["TestSupport", "Coordination", "SyncBench", "Multiview", "GStreamer", "SyncAnalysis",
+                           .product(name: "Clocks", package: "swift-clocks")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -59,13 +59,14 @@ public final class CoordinatedStage: StageCoordination, Sendable {
             try await player.seekLocally(to: back)
             try await player.setRateLocally(2.0)
             try await player.playLocally()
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
+            // Checks every 50 ms, for up to 30 s, on the medium's wait clock.
+            let elapsed = stopwatch(on: medium.waitClock)
+            while elapsed() < .seconds(30) {
                 let group = await medium.groupState(for: coordinator.itemIdentifier)
-                let groupTime = group?.mediaTime(at: medium.clock.time) ?? .zero
+                let groupTime = group?.mediaTime(at: medium.pipelineTime.time) ?? .zero
                 let mine = await player.position ?? .zero
                 if mine >= groupTime || group?.isPlaying != true { break }
-                try await Task.sleep(for: .milliseconds(50))
+                try await medium.waitClock.sleep(for: .milliseconds(50))
             }
         } catch {
             try? await suspension.end()

@@ -37,6 +37,14 @@ public struct GroupState: Sendable, Equatable, CustomStringConvertible {
     /// nil while paused (the anchor is then just a media time).
     public var anchorClock: ClockTime?
 
+    public init(itemIdentifier: String, rate: Double, isPlaying: Bool, anchorMedia: ClockTime, anchorClock: ClockTime?) {
+        self.itemIdentifier = itemIdentifier
+        self.rate = rate
+        self.isPlaying = isPlaying
+        self.anchorMedia = anchorMedia
+        self.anchorClock = anchorClock
+    }
+
     /// The group's media time at clock time `t`.
     public func mediaTime(at t: ClockTime) -> ClockTime {
         guard isPlaying, let c = anchorClock else { return anchorMedia }
@@ -74,11 +82,11 @@ public enum CoordinationError: Error, Sendable, Equatable, CustomStringConvertib
     case alreadyConnected(to: String)
     /// The same participant id is already connected to this medium.
     case duplicateParticipant(ParticipantID)
-    /// The playback object cannot run on the medium's clock (e.g. a live pipeline that must own its clock).
-    case clockRejected(String)
+    /// The playback object cannot run on the medium's clock.
+    case clockRejected(ClockRejection)
     case notConnected
     /// A participant could not get ready in time for a coordinated start.
-    case participantNotReady(ParticipantID, String)
+    case participantNotReady(ParticipantID, NotReadyReason)
     /// The command was superseded by a newer one before it completed (newest command wins).
     case superseded
     /// "Play at C" reached the participant after C: it did not start (it would render late), and must be
@@ -95,6 +103,50 @@ public enum CoordinationError: Error, Sendable, Equatable, CustomStringConvertib
         case .superseded: return "superseded by a newer command"
         case .missedStartInstant: return "the start instant had passed when the start command arrived"
         }
+    }
+}
+
+/// Why a playback object cannot run on the medium's clock.
+public enum ClockRejection: Sendable, Equatable, CustomStringConvertible {
+    /// A live pipeline that must keep its own clock (a capture device's).
+    case mustKeepOwnClock
+    public var description: String {
+        switch self {
+        case .mustKeepOwnClock: return "the pipeline must keep its own clock"
+        }
+    }
+}
+
+/// Why a participant was not ready for a coordinated start.
+public enum NotReadyReason: Sendable, Equatable, CustomStringConvertible {
+    /// It was not ready within the medium's ready timeout.
+    case timedOut(after: Duration)
+    /// `playImmediately`: every start instant it was given had passed by the time it got it.
+    case missedEveryStartInstant(attempts: Int)
+    /// It could not get onto the group's running timeline: every aim was overtaken while it prepared.
+    case couldNotCatchUp(attempts: Int)
+    /// Its playback object failed the command.
+    case failed(TargetFailure)
+
+    public var description: String {
+        switch self {
+        case .timedOut(let limit): return "not ready within \(limit)"
+        case .missedEveryStartInstant(let n): return "missed all \(n) start instants"
+        case .couldNotCatchUp(let n): return "could not catch up with the group in \(n) attempts"
+        case .failed(let failure): return "\(failure)"
+        }
+    }
+}
+
+/// The error a participant's playback object threw, kept as it is (typed, not flattened to text). Two are equal
+/// when they are the same value as far as reflection shows (their type and fields): enough for tests, which
+/// compare whole `CoordinationError`s.
+public struct TargetFailure: Sendable, Equatable, CustomStringConvertible {
+    public let error: any Error
+    public init(_ error: any Error) { self.error = error }
+    public var description: String { "\(error)" }
+    public static func == (a: TargetFailure, b: TargetFailure) -> Bool {
+        type(of: a.error) == type(of: b.error) && String(reflecting: a.error) == String(reflecting: b.error)
     }
 }
 

@@ -29,11 +29,11 @@ final class StartBarrier: Sendable {
     }
 
     private let state: Mutex<State>
-    private let clock: Clock
+    private let clock: any PipelineTimeSource
     private let margin: Duration
 
     /// `fires` false: only collects the prepared starts (a barrier that ends paused).
-    init(expecting participants: [ParticipantID], clock: Clock, margin: Duration, fires: Bool = true) {
+    init(expecting participants: [ParticipantID], clock: any PipelineTimeSource, margin: Duration, fires: Bool = true) {
         state = Mutex(State(waitingFor: Set(participants), unable: !fires))
         self.clock = clock
         self.margin = margin
@@ -52,7 +52,7 @@ final class StartBarrier: Sendable {
     /// Chooses the instant (now + margin) and runs every start for it, in one real-time section: choosing the
     /// instant at normal priority and starting later let decoders pre-empt the gap (up to 1.5 ms). Used when the
     /// barrier fires, and by the medium when it did not.
-    static func startAll(_ starts: [any PreparedStart], clock: Clock, margin: Duration) -> Fired {
+    static func startAll(_ starts: [any PreparedStart], clock: any PipelineTimeSource, margin: Duration) -> Fired {
         RealtimeSection.run {
             let start = clock.time + ClockTime(margin)
             for prepared in starts { _ = prepared.start(at: start) }

@@ -63,6 +63,16 @@ public enum SyncScriptAction: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A script line that is no action.
+    public enum SyncScriptError: Error, Sendable, Equatable, CustomStringConvertible {
+        case unparsableLine(number: Int, text: String)
+        public var description: String {
+            switch self {
+            case .unparsableLine(let n, let text): return "line \(n): cannot parse '\(text)'"
+            }
+        }
+    }
+
     /// Script lines → actions; `#` starts a comment. Throws with the line number of a bad line.
     public static func parseScript(_ text: String) throws -> [SyncScriptAction] {
         var actions: [SyncScriptAction] = []
@@ -71,7 +81,7 @@ public enum SyncScriptAction: Sendable, Equatable, CustomStringConvertible {
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
             if line.isEmpty { continue }
             guard let action = parse(line) else {
-                throw CoordinationError.participantNotReady(ParticipantID("script"), "line \(n + 1): cannot parse '\(line)'")
+                throw SyncScriptError.unparsableLine(number: n + 1, text: line)
             }
             actions.append(action)
         }

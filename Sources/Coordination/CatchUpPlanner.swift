@@ -1,0 +1,78 @@
+import GStreamer
+
+/// The schedule that puts one participant on a group's running timeline (a late joiner, the end of a suspension,
+/// a participant that missed a start instant): it prepares at the media time the group will be at when it is
+/// ready — aiming `lead` ahead of now, from its last measured preparation — then starts exactly when the group
+/// reaches that time. If preparing took longer than aimed for (the group passed that time, or is about to), it
+/// aims again twice as far ahead; if the group moved meanwhile (a command), it aims again at the new timeline.
+///
+/// A value the medium steps through; all times are on the pipelines' clock. Pure: no I/O, no clock of its own.
+public struct CatchUpPlanner: Sendable, Equatable {
+    /// How many aims before giving up (`NotReadyReason.couldNotCatchUp`).
+    public static let maximumAttempts = 6
+    /// A start instant closer than this to now is not sent: "play at" would likely arrive after it.
+    public static let minimumStartLead: Duration = .milliseconds(5)
+
+    /// How far ahead of now the next aim is.
+    public private(set) var lead: Duration
+    public private(set) var attempts = 0
+
+    /// `lastPrepare`: the participant's last measured seek+preroll; the first aim leaves twice that plus 80 ms.
+    public init(lastPrepare: Duration) {
+        lead = lastPrepare * 2 + .milliseconds(80)
+    }
+
+    /// A group that is paused (or has no start instant yet) is joined by preparing and pausing at its time; only
+    /// a running group needs the aiming below.
+    public static func joinsPaused(_ group: GroupState) -> Bool { !group.isPlaying || group.anchorClock == nil }
+
+    /// Where to prepare next: the group's media time `lead` from `now`; nil when the attempts are used up.
+    public mutating func nextAim(group: GroupState, now: ClockTime) -> ClockTime? {
+        guard attempts < Self.maximumAttempts else { return nil }
+        attempts += 1
+        return group.mediaTime(at: now + ClockTime(lead))
+    }
+
+    public enum Step: Sendable, Equatable {
+        /// Start: render the prepared media time at this clock time.
+        case start(at: ClockTime)
+        /// Aim again (`nextAim`): the group moved, or the instant is too close or past.
+        case aimAgain
+    }
+
+    /// The participant is prepared at `media`, aimed at when the group was `aimedAt`; `group` is the group now.
+    public mutating func afterPrepare(at media: ClockTime, aimedAt: GroupState, group: GroupState?,
+                                      now: ClockTime) -> Step {
+        // The group moved (a command) while it prepared: aim at the new timeline, no further ahead.
+        guard let group, group == aimedAt, let startAt = group.clockTime(forMedia: media) else { return .aimAgain }
+        guard startAt > now + ClockTime(Self.minimumStartLead) else {
+            lead = lead * 2
+            return .aimAgain
+        }
+        return .start(at: startAt)
+    }
+
+    /// "Play at" arrived after the instant: aim again, twice as far ahead.
+    public mutating func missedStart() { lead = lead * 2 }
+}
+
+/// `playImmediately`: the proposer starts as soon as it can; its start becomes the group's anchor. Its start
+/// instant is `lead` ahead of the moment it is ready, 15 ms at first, three times as far after each miss (a loaded
+/// machine), for up to four instants. A value the medium steps through.
+public struct ImmediateStartPlanner: Sendable, Equatable {
+    public static let maximumAttempts = 4
+    public private(set) var lead: Duration = .milliseconds(15)
+    public private(set) var attempts = 0
+
+    public init() {}
+
+    /// The next start instant for a participant ready at `now`; nil when attempts are used up.
+    public mutating func nextInstant(now: ClockTime) -> ClockTime? {
+        guard attempts < Self.maximumAttempts else { return nil }
+        attempts += 1
+        return now + ClockTime(lead)
+    }
+
+    /// The instant was missed: aim further ahead (still prepared, nothing rendered).
+    public mutating func missedStart() { lead = lead * 3 }
+}

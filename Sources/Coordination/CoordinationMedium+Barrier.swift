@@ -1,0 +1,167 @@
+import GStreamer
+
+/// The barrier: everyone prepares, one start instant for all; and `playImmediately`'s start.
+extension PlaybackCoordinationMedium {
+    /// One participant's answer to "prepare": how long it took, or why it was not ready.
+    struct Prepared: Sendable {
+        var id: ParticipantID
+        var outcome: Result<Duration, CoordinationError>
+        var took: Duration? { try? outcome.get() }
+    }
+
+    /// Everyone eligible prepares (seek + preroll, shown as "waiting for coordinated playback"); when all are
+    /// ready, one start instant a little in the future (`StartMarginPolicy`); every pipeline's base time is set
+    /// from it. The last participant to be ready starts the group from its own thread (`StartBarrier`); the
+    /// medium does it only when that could not happen. Throws `participantNotReady` for the first participant
+    /// that was not ready (the others have started without it).
+    func runBarrier(item: String, target: GroupState, originator: ParticipantID?) async throws {
+        let generation = bump(item)
+        let ids = roster.eligible(for: item)
+        roster.setReady(ids, false)
+        groups[item] = target   // paused-at-target while preparing: late joiners aim at it
+        let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
+                                       expectedItemIdentifier: item, originator: originator)
+        let margin = marginPolicy.margin(participants: ids.count)
+        let barrier = StartBarrier(expecting: ids, clock: pipelineTime, margin: margin, fires: target.isPlaying)
+        startBarriers[item] = barrier
+        let results = await prepareAll(ids, command: command, barrier: barrier)
+        let (fired, preparedStarts) = barrier.cancel()
+        if startBarriers[item] === barrier { startBarriers[item] = nil }
+        guard generations[item] == generation else { throw CoordinationError.superseded }
+        var ready: [ParticipantID] = []
+        for result in results {
+            guard let took = result.took else { continue }
+            roster[result.id]?.isReady = true
+            roster[result.id]?.lastPrepare = took
+            ready.append(result.id)
+        }
+        ready.sort()
+        var state = target
+        if target.isPlaying {
+            // Not fired (someone had no prepared start, or was not ready): the medium runs the prepared starts
+            // that did arrive itself, the same way. "Play at C" then still goes to every participant below: it
+            // finds its start done and updates the participant's own state; one without a prepared start (a
+            // delegate) starts there, or is caught up.
+            let direct = ready.compactMap { preparedStarts[$0] }
+            let fanout = stopwatch(on: waitClock)
+            let started = fired ?? StartBarrier.startAll(direct, clock: pipelineTime, margin: margin)
+            let start = started.start
+            lastBarrierTiming = BarrierTiming(generation: generation,
+                                              slowestPrepare: results.compactMap(\.took).max() ?? .zero,
+                                              startMargin: margin,
+                                              startLead: fired == nil && direct.isEmpty ? nil : started.lead,
+                                              startedByLastReady: fired != nil)
+            state.anchorClock = start
+            groups[item] = state
+            let play = DelegatedCommand(kind: .play(itemTime: state.anchorMedia, rate: state.rate, atClockTime: start),
+                                        expectedItemIdentifier: item, originator: originator)
+            let late = await tellToStart(ready, play, at: start)
+            if lastBarrierTiming?.generation == generation {
+                lastBarrierTiming?.startFanout = fanout()
+                lastBarrierTiming?.missedStart = late.count
+            }
+            marginPolicy.recordStart(missed: late.count)
+            // A participant that missed the instant is put on the group's timeline properly (prepare ahead, start
+            // exactly on time).
+            for id in late.sorted() where generations[item] == generation {
+                try? await catchUp(id)
+            }
+        } else {
+            groups[item] = state
+            let pause = DelegatedCommand(kind: .pause(itemTime: state.anchorMedia), expectedItemIdentifier: item,
+                                         originator: originator)
+            for id in ready {
+                // A participant that cannot pause is not the group's failure: it shows its own error.
+                try? await coordinators[id]?.perform(pause)
+            }
+        }
+        await broadcastParticipants()
+        for result in results {
+            if case .failure(let error) = result.outcome { throw error }
+        }
+    }
+
+    /// Asks every participant to prepare, each within the ready timeout; each hands its prepared start to the
+    /// barrier the moment it is ready.
+    private func prepareAll(_ ids: [ParticipantID], command: DelegatedCommand,
+                            barrier: StartBarrier) async -> [Prepared] {
+        let timeout = readyTimeout
+        let waitClock = self.waitClock
+        return await withTaskGroup(of: Prepared.self) { group in
+            for id in ids {
+                guard let coordinator = coordinators[id] else { continue }
+                group.addTask {
+                    let elapsed = stopwatch(on: waitClock)
+                    do {
+                        try await withDeadline(timeout, on: waitClock) {
+                            try await coordinator.prepare(command) { barrier.arrive(id, start: $0) }
+                        }
+                        return Prepared(id: id, outcome: .success(elapsed()))
+                    } catch let deadline as DeadlineExceeded {
+                        return Prepared(id: id, outcome: .failure(.participantNotReady(id, .timedOut(after: deadline.limit))))
+                    } catch {
+                        return Prepared(id: id, outcome: .failure(.participantNotReady(id, .failed(TargetFailure(error)))))
+                    }
+                }
+            }
+            var all: [Prepared] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+    }
+
+    /// Hands "play at `start`" to every ready participant; returns those that got it too late.
+    ///
+    /// A participant that got "play at C" only after C says so (missedStartInstant) and stays prepared instead of
+    /// starting late. (Judging by when `perform` returned would also catch participants that did start in time and
+    /// were merely slow to answer, and re-prepare them for nothing.)
+    private func tellToStart(_ ready: [ParticipantID], _ play: DelegatedCommand,
+                             at start: ClockTime) async -> [ParticipantID] {
+        let starters = ready.compactMap { id in coordinators[id].map { (id, $0) } }
+        let pipelineTime = self.pipelineTime
+        return await withTaskGroup(of: ParticipantID?.self) { group in
+            for (id, coordinator) in starters {
+                group.addTask {
+                    do {
+                        try await coordinator.perform(play)
+                        return nil
+                    } catch CoordinationError.missedStartInstant {
+                        return id
+                    } catch {
+                        // A target that cannot start is caught up like a late one (it gets prepared again).
+                        return pipelineTime.time > start ? id : nil
+                    }
+                }
+            }
+            var late: [ParticipantID] = []
+            for await id in group { if let id { late.append(id) } }
+            return late
+        }
+    }
+
+    /// playImmediately: the proposer prepares and starts as soon as it can; its start becomes the anchor. False
+    /// when a newer command superseded it.
+    func startImmediately(_ id: ParticipantID, state: GroupState, generation: Int) async throws -> Bool {
+        guard let coordinator = coordinators[id] else { return false }
+        let item = state.itemIdentifier
+        try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: state.anchorMedia, rate: state.rate),
+                                                       expectedItemIdentifier: item, originator: id))
+        var planner = ImmediateStartPlanner()
+        while generations[item] == generation, let at = planner.nextInstant(now: pipelineTime.time) {
+            var started = state
+            started.anchorClock = at
+            groups[item] = started
+            roster[id]?.isReady = true
+            do {
+                try await coordinator.perform(DelegatedCommand(
+                    kind: .play(itemTime: started.anchorMedia, rate: started.rate, atClockTime: at),
+                    expectedItemIdentifier: item, originator: id))
+                return true
+            } catch CoordinationError.missedStartInstant {
+                planner.missedStart()
+            }
+        }
+        guard generations[item] == generation else { return false }
+        throw CoordinationError.participantNotReady(id, .missedEveryStartInstant(attempts: planner.attempts))
+    }
+}

@@ -1,0 +1,144 @@
+import GStreamer
+
+/// The medium's table of participants: which item each plays, its suspensions, readiness and last measured
+/// preparation time; and the decisions that only need the table (who takes part in a command, what a rejoin
+/// does). A value: the medium owns one (its actor state); a network medium keeps the same table of remote peers.
+public struct GroupRoster: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var item: String
+        public var suspensions: [SuspensionReason] = []
+        /// Prepared for (or playing on) the group's current timeline.
+        public var isReady = false
+        /// The last measured seek+preroll time (command to ready), to aim late joins.
+        public var lastPrepare: Duration = GroupRoster.assumedPrepare
+
+        public init(item: String) { self.item = item }
+    }
+
+    /// What a participant is assumed to need to seek and preroll before it was ever measured.
+    public static let assumedPrepare: Duration = .milliseconds(150)
+
+    public private(set) var entries: [ParticipantID: Entry] = [:]
+
+    public init() {}
+
+    public subscript(id: ParticipantID) -> Entry? {
+        get { entries[id] }
+        set { entries[id] = newValue }
+    }
+
+    public mutating func add(_ id: ParticipantID, item: String) throws(CoordinationError) {
+        guard entries[id] == nil else { throw .duplicateParticipant(id) }
+        entries[id] = Entry(item: item)
+    }
+
+    public mutating func remove(_ id: ParticipantID) { entries[id] = nil }
+
+    /// Who takes part in a command for `item`: its participants that are not suspended (a suspended participant
+    /// is skipped: the group's commands do not reach it until it rejoins).
+    public func eligible(for item: String) -> [ParticipantID] {
+        entries.filter { $0.value.item == item && $0.value.suspensions.isEmpty }.map(\.key).sorted()
+    }
+
+    /// Every participant of `item`, suspended or not (they all hear what the group did).
+    public func members(of item: String) -> [ParticipantID] {
+        entries.filter { $0.value.item == item }.map(\.key).sorted()
+    }
+
+    public mutating func setReady(_ ids: [ParticipantID], _ ready: Bool) {
+        for id in ids { entries[id]?.isReady = ready }
+    }
+
+    /// The participant's suspensions changed: a suspended participant is not ready for the group any more.
+    public mutating func setSuspensions(_ id: ParticipantID, _ reasons: [SuspensionReason]) {
+        entries[id]?.suspensions = reasons
+        if !reasons.isEmpty { entries[id]?.isReady = false }
+    }
+
+    /// The participant plays another item now: it is not ready for that item's group.
+    public mutating func setItem(_ id: ParticipantID, _ item: String) {
+        entries[id]?.item = item
+        entries[id]?.isReady = false
+    }
+
+    /// Everyone as the others see them, by id.
+    public func participants() -> [ParticipantInfo] {
+        entries.map { id, entry in
+            ParticipantInfo(id: id, itemIdentifier: entry.item, isReady: entry.isReady,
+                            suspensionReasons: entry.suspensions)
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// What bringing a participant onto its group's timeline takes.
+    public enum RejoinPlan: Sendable, Equatable {
+        /// Nothing: it is suspended (it rejoins when its suspensions end), or a barrier that included it has
+        /// already started it on the playing group.
+        case nothing
+        /// No group for its item yet: its own state becomes the group state (one barrier).
+        case foundGroup
+        /// Put it on the existing group's timeline (`CatchUpPlanner`).
+        case catchUp
+    }
+
+    public func rejoinPlan(for id: ParticipantID, group: GroupState?) -> RejoinPlan? {
+        guard let entry = entries[id] else { return nil }
+        guard entry.suspensions.isEmpty else { return .nothing }
+        guard let group else { return .foundGroup }
+        if entry.isReady, group.isPlaying { return .nothing }
+        return .catchUp
+    }
+}
+
+/// Holds an item's group paused while participants are suspended for a reason that others wait for
+/// (`suspensionReasonsThatTriggerWaiting`), and resumes it at the rate it had when the last of them is back.
+/// A value per item, owned by the medium.
+public struct WaitingHold: Sendable, Equatable {
+    /// The suspended participants holding the group.
+    public private(set) var holders: Set<ParticipantID> = []
+    /// The rate to resume at; nil when the group was not playing when the hold began.
+    public private(set) var resumeRate: Double?
+
+    public init() {}
+
+    public var isHolding: Bool { !holders.isEmpty }
+
+    public enum Decision: Sendable, Equatable {
+        case none
+        /// Pause the group at `state` (a barrier to a paused state).
+        case hold(GroupState)
+        /// Play the group again from `state` (a barrier to a playing state).
+        case resume(GroupState)
+    }
+
+    /// Whether a participant suspended for `reasons` makes the group wait: some other participant of its item waits
+    /// for one of them.
+    public static func triggersWaiting(_ reasons: [SuspensionReason],
+                                       waitedForByOthers others: [Set<SuspensionReason>]) -> Bool {
+        others.contains { !$0.isDisjoint(with: reasons) }
+    }
+
+    /// A participant's suspensions changed: `triggersWaiting` (see above) for its new reasons; `group` the item's
+    /// group state, `now` the pipeline clock's time.
+    public mutating func suspensionsChanged(of id: ParticipantID, triggersWaiting: Bool, group: GroupState?,
+                                            now: ClockTime) -> Decision {
+        if triggersWaiting {
+            guard holders.insert(id).inserted, let group, group.isPlaying else { return .none }
+            var held = group
+            held.anchorMedia = group.mediaTime(at: now)
+            held.isPlaying = false
+            held.anchorClock = nil
+            resumeRate = group.rate
+            return .hold(held)
+        }
+        guard holders.remove(id) != nil, holders.isEmpty, let rate = resumeRate, var resumed = group else {
+            return .none
+        }
+        resumeRate = nil
+        resumed.isPlaying = true
+        resumed.rate = rate
+        return .resume(resumed)
+    }
+
+    /// The participant left the medium: it holds nothing any more (the group stays as it is until a command).
+    public mutating func remove(_ id: ParticipantID) { holders.remove(id) }
+}
