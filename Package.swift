@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "Coordination", targets: ["Coordination"]),
         .library(name: "Routing", targets: ["Routing"]),
         .library(name: "RemoteControl", targets: ["RemoteControl"]),
-        .executable(name: "multiview", targets: ["multiview"]),
+        .executable(name: "multiview", targets: ["MultiviewCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -92,8 +92,10 @@ let package = Package(
             dependencies: ["HLS", "Multiview", "GStreamer", "CGStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The command-line tool; its product (the binary) is `multiview`, the target's folder `MultiviewCLI` so it
+        // does not collide by case with the `Multiview` library on case-insensitive file systems.
         .executableTarget(
-            name: "multiview",
+            name: "MultiviewCLI",
             dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
