@@ -20,6 +20,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Tests only: `TestClock`, so the coordination medium's waits are tested by advancing time.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
     ],
     targets: [
         // The one system-library module: C headers of GStreamer (core, app, video, audio, pbutils, net) and Xlib.
@@ -124,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MultiviewTests",
-            dependencies: ["TestSupport", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Multiview", "GStreamer", "CGStreamer", .product(name: "Clocks", package: "swift-clocks")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

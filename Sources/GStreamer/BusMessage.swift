@@ -12,6 +12,10 @@ public enum BusMessage: Sendable {
         public var isPipeline: Bool
         public var factory: String?
         public var description: String { name }
+
+        public init(name: String, path: String, isPipeline: Bool, factory: String?) {
+            self.name = name; self.path = path; self.isPipeline = isPipeline; self.factory = factory
+        }
     }
 
     /// An error or warning: the GError's domain, code and message, the debug text, and the source.
@@ -27,6 +31,12 @@ public enum BusMessage: Sendable {
         public var isResourceError: Bool { domain == "gst-resource-error-quark" }
         public var isStreamError: Bool { domain == "gst-stream-error-quark" }
         public var isCoreError: Bool { domain == "gst-core-error-quark" }
+        /// The domain and code as a typed value (mapped in `GStreamerErrorCode`).
+        public var kind: GStreamerErrorCode { GStreamerErrorCode(domain: domain, code: code) }
+
+        public init(domain: String, code: Int, message: String, debug: String? = nil, source: Source) {
+            self.domain = domain; self.code = code; self.message = message; self.debug = debug; self.source = source
+        }
     }
 
     /// One stream of a stream collection (playbin3 / decodebin3).

@@ -51,12 +51,12 @@ final class DemuxerPropertyTests: XCTestCase {
     private func play(_ configure: @escaping @Sendable (Element) -> Void) async throws -> (Player, ResolutionLog, DemuxerBox) {
         let player = try makePlayer(1)
         let box = DemuxerBox()
-        let connection = try player.pipeline.connect("deep-element-added") { args in
-            if let element = args.element(at: 2), element.factoryName == "hlsdemux2" {
+        let connection = try player.watchElements(added: { element in
+            if element.factoryName == "hlsdemux2" {
                 configure(element)
                 box.set(element)
             }
-        }
+        }, removed: { _ in })
         box.connection = connection
         let log = ResolutionLog(player)
         try await player.load(MediaSource(server.server.uri("topfirst/master.m3u8")))
@@ -68,7 +68,7 @@ final class DemuxerPropertyTests: XCTestCase {
         // Sendable: `element` under `lock`; `connection` set once before playing.
         private let lock = NSLock()
         private var element: Element?
-        var connection: SignalConnection?
+        var connection: [SignalConnection] = []
         func set(_ e: Element) { lock.withLock { element = e } }
         var demuxer: Element? { lock.withLock { element } }
     }

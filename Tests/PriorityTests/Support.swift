@@ -32,8 +32,7 @@ func makePlayer(_ number: Int, name: String? = nil) throws -> Player {
 
 /// Resolution of the frames reaching a player's video sink, "1920x1080", nil before the first.
 func shownResolution(_ player: Player) -> String? {
-    guard let sink = try? player.pipeline.get("video-sink", as: Element.self),
-          let caps = try? sink.staticPad("sink").currentCaps, let s = caps.structure(),
+    guard let caps = player.videoSinkCaps(), let s = caps.structure(),
           let w = s.int("width"), let h = s.int("height") else { return nil }
     return "\(w)x\(h)"
 }

@@ -288,7 +288,7 @@ public actor Stage {
         } catch let error as PlayerError {
             recordFailure(error)
         } catch {
-            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+            recordFailure(PlayerError(view: view, cause: .setup("\(error)")))
         }
     }
 
@@ -316,7 +316,7 @@ public actor Stage {
         } catch let error as PlayerError {
             recordFailure(error)
         } catch {
-            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+            recordFailure(PlayerError(view: view, cause: .setup("\(error)")))
         }
     }
 
