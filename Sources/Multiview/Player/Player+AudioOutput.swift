@@ -53,7 +53,7 @@ extension Player {
         Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
         audio.reconnect?.cancel()
         let clock = self.clock
-        audio.reconnect = Task { [weak self] in
+        audio.reconnect = Task(executorPreference: executor) { [weak self] in
             while !Task.isCancelled {
                 do { try await clock.sleep(for: Player.audioServerPollInterval) } catch { return }
                 guard case .pulse = AudioOutput.detect() else { continue }

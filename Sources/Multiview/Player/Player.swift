@@ -31,9 +31,10 @@ public struct PlayerConfiguration: Sendable {
 /// start (Player+CoordinatedStart.swift), the audio output supervisor (Player+AudioOutput.swift), the starvation
 /// watch (VideoStarvationWatch.swift), media info and languages (LanguageSelection.swift).
 ///
-/// Threading: the actor owns all mutable state, the state machine included. GStreamer posts bus messages on its
-/// streaming threads; the bus's sync handler only copies them into an `AsyncStream`, and a task feeds them to the
-/// actor in order, where they become state-machine inputs. State shared with streaming threads (rendered time,
+/// Threading: the actor owns all mutable state, the state machine included, and runs on a serial queue of its own
+/// (`PlayerExecutor`), never on the cooperative pool. GStreamer posts bus messages on its streaming threads; the
+/// bus's sync handler only copies them into an `AsyncStream`, and a task feeds them to the actor in order, where
+/// they become state-machine inputs. State shared with streaming threads (rendered time,
 /// video flow, real-time grant) lives in `Mutex`-owned boxes. Other layers reach the pipeline only through
 /// PlayerElementAccess.swift; the coordination layer's start runs `PreparedSinkStart` without the actor.
 public actor Player {
@@ -41,6 +42,9 @@ public actor Player {
     /// The view's playbin3. Internal: other layers use the narrow API of PlayerElementAccess.swift.
     nonisolated let pipeline: Pipeline
     public nonisolated let configuration: PlayerConfiguration
+    /// The actor's own serial queue (see `PlayerExecutor`: nothing the player blocks on runs on the cooperative pool).
+    nonisolated let executor: PlayerExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private let bus: Bus
     let tagOverlay: Element?
@@ -103,6 +107,7 @@ public actor Player {
         self.view = configuration.view
         self.configuration = configuration
         self.clock = clock
+        self.executor = PlayerExecutor(label: "multiview.view\(configuration.view.number)")
         let built = try PlayerPipelineBuilder.build(configuration)
         let playbin = built.pipeline
         self.pipeline = playbin
@@ -133,7 +138,7 @@ public actor Player {
         let granted = realtimeGranted
         let messages = bus.messages(realtime: configuration.realtimeVideoRendering
             ? RealtimeStreamThreads(owners: ["vqueue"]) { _, ok in granted.value = ok } : nil)
-        Task { [weak self] in
+        Task(executorPreference: executor) { [weak self] in
             for await message in messages {
                 guard let self else { return }
                 await self.handle(message)
@@ -215,7 +220,7 @@ public actor Player {
     /// Fails with `error` unless the bus's own error (classified) arrives within `errorGrace`.
     func failSoon(_ error: PlayerError) {
         let clock = self.clock
-        Task { [weak self] in
+        Task(executorPreference: executor) { [weak self] in
             try? await clock.sleep(for: Player.errorGrace)
             await self?.fail(error)
         }
@@ -299,7 +304,7 @@ public actor Player {
     private func rearmVideoFlowWatch() {
         videoFlow.rearm()
         guard videoFlowWatch == nil else { return }
-        videoFlowWatch = VideoStarvationWatch.start(flow: videoFlow, clock: clock) { [weak self] silence, frameDuration in
+        videoFlowWatch = VideoStarvationWatch.start(flow: videoFlow, clock: clock, on: executor) { [weak self] silence, frameDuration in
             guard let self else { return false }
             await self.judgeVideoFlow(silence: silence, frameDuration: frameDuration)
             return true
@@ -403,7 +408,7 @@ public actor Player {
         let id = nextWaiterID
         nextWaiterID += 1
         let view = self.view
-        let timer = Task { [weak self] in
+        let timer = Task(executorPreference: executor) { [weak self] in
             try await Task.sleep(for: timeout)
             await self?.expireWaiter(id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
         }

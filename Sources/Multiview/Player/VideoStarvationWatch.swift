@@ -72,9 +72,9 @@ enum StarvationVerdict {
 enum VideoStarvationWatch {
     static let interval: Duration = .milliseconds(100)
 
-    static func start(flow: VideoFlow, clock: any _Concurrency.Clock<Duration>,
+    static func start(flow: VideoFlow, clock: any _Concurrency.Clock<Duration>, on executor: (any TaskExecutor)? = nil,
                       verdict: @escaping @Sendable (_ silence: Duration?, _ frameDuration: Duration) async -> Bool) -> Task<Void, Never> {
-        Task { await run(flow: flow, clock: clock, verdict: verdict) }
+        Task(executorPreference: executor) { await run(flow: flow, clock: clock, verdict: verdict) }
     }
 
     static func run<C: _Concurrency.Clock<Duration>>(flow: VideoFlow, clock: C,
