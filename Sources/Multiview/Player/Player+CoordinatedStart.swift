@@ -64,6 +64,13 @@ extension Player {
     /// actor as soon as it exists, before this call returns.
     public func prepareCoordinated(at time: ClockTime, rate newRate: Double, timeout: Duration = .seconds(20),
                                    whenPrepared: (@Sendable (PreparedSinkStart?) -> Void)? = nil) async throws {
+        try await exclusively {
+            try await prepareCoordinatedNow(at: time, rate: newRate, timeout: timeout, whenPrepared: whenPrepared)
+        }
+    }
+
+    private func prepareCoordinatedNow(at time: ClockTime, rate newRate: Double, timeout: Duration,
+                                       whenPrepared: (@Sendable (PreparedSinkStart?) -> Void)?) async throws {
         try checkNotFailed()
         withdrawPendingStart()
         apply(.coordinatedWaiting(true))

@@ -21,6 +21,11 @@ extension Player {
 
     /// Goes to PAUSED and waits until the first frame is ready (or the media failed).
     public func preroll(timeout: Duration = .seconds(20)) async throws {
+        try await exclusively { try await prerollNow(timeout: timeout) }
+    }
+
+    /// `preroll` inside an operation that already holds the queue.
+    func prerollNow(timeout: Duration) async throws {
         try checkNotFailed()
         try await changeState(to: .paused, timeout: timeout)
     }
@@ -38,15 +43,19 @@ extension Player {
 
     /// Plays this view only, bypassing any coordinator.
     public func playLocally(timeout: Duration = .seconds(20)) async throws {
-        try checkNotFailed()
-        apply(.coordinatedWaiting(false))
-        try await changeState(to: .playing, timeout: timeout)
+        try await exclusively {
+            try checkNotFailed()
+            apply(.coordinatedWaiting(false))
+            try await changeState(to: .playing, timeout: timeout)
+        }
     }
 
     /// Pauses this view only, bypassing any coordinator.
     public func pauseLocally(timeout: Duration = .seconds(20)) async throws {
-        try checkNotFailed()
-        try await changeState(to: .paused, timeout: timeout)
+        try await exclusively {
+            try checkNotFailed()
+            try await changeState(to: .paused, timeout: timeout)
+        }
     }
 
     /// Stops and releases the decoders (NULL state). The pipeline can be played again.
@@ -62,10 +71,17 @@ extension Player {
         try await seekLocally(to: position, accurate: accurate, timeout: timeout)
     }
 
-    /// Seeks this view only, bypassing any coordinator.
+    /// Seeks this view only, bypassing any coordinator. Seeks asked while this one waits for its turn merge into
+    /// it (the newest target wins; see `PlayerOperationQueue`).
     public func seekLocally(to position: ClockTime, accurate: Bool = true, timeout: Duration = .seconds(20)) async throws {
         try checkNotFailed()
-        if machine.current < .paused { try await preroll(timeout: timeout) }
+        try await queuedSeek(to: position, accurate: accurate, timeout: timeout)
+    }
+
+    /// The seek itself, run by the queue.
+    func seekNow(to position: ClockTime, accurate: Bool, timeout: Duration) async throws {
+        try checkNotFailed()
+        if machine.current < .paused { try await prerollNow(timeout: timeout) }
         if let duration, position > duration {
             throw PlayerError(view: view, cause: .seekPastEnd(target: position, duration: duration))
         }
@@ -95,12 +111,14 @@ extension Player {
 
     /// Changes this view's rate only, bypassing any coordinator.
     public func setRateLocally(_ newRate: Double, timeout: Duration = .seconds(20)) async throws {
-        try checkNotFailed()
         guard newRate > 0 else { throw PlayerError(view: view, cause: .invalidRate(newRate)) }
-        if machine.current < .paused { try await preroll(timeout: timeout) }
-        rate = newRate
-        try await flushingSeek(to: position ?? .zero, rate: newRate, flags: [.flush, .accurate], timeout: timeout)
-        publish(.rateChanged(newRate))
+        try await exclusively {
+            try checkNotFailed()
+            if machine.current < .paused { try await prerollNow(timeout: timeout) }
+            rate = newRate
+            try await flushingSeek(to: position ?? .zero, rate: newRate, flags: [.flush, .accurate], timeout: timeout)
+            publish(.rateChanged(newRate))
+        }
     }
 
     public var position: ClockTime? { pipeline.queryPosition() }

@@ -83,6 +83,8 @@ public actor Player {
     public var hasPlayed: Bool { machine.hasPlayed }
     weak var interceptor: (any TransportInterceptor)?
 
+    /// Operations on the pipeline, one at a time (PlayerOperationQueue.swift).
+    var operations = PlayerOperationQueue()
     /// The audio output supervisor's state (Player+AudioOutput.swift).
     var audio = AudioOutputState()
     /// The coordinated start's state (Player+CoordinatedStart.swift).
