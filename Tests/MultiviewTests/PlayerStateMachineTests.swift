@@ -119,7 +119,7 @@ final class PlayerStateMachineTests: XCTestCase {
         _ = m.apply(.changeState(to: .paused))
         _ = m.apply(.settled(.paused))
         let before = m.coordinatedWaitingGeneration
-        XCTAssertEqual(m.apply(.coordinatedStart), [.rearmVideoWatch])
+        XCTAssertEqual(m.apply(.coordinatedStart(sinksAhead: false)), [.rearmVideoWatch])
         XCTAssertEqual(m.target, .playing)
         XCTAssertNotEqual(m.coordinatedWaitingGeneration, before, "a start instant scheduled earlier is stale now")
         XCTAssertEqual(statuses(m.apply(.stateChanged(.playing))),
@@ -127,6 +127,25 @@ final class PlayerStateMachineTests: XCTestCase {
         XCTAssertFalse(m.watchesVideoFlow, "the wait for the instant is not starvation")
         XCTAssertEqual(statuses(m.apply(.coordinatedWaiting(false))), [PlayerStatus(state: .playing)])
         XCTAssertTrue(m.watchesVideoFlow)
+    }
+
+    func testAPipelineWhoseSinksStartedAheadIsBroughtUpOnceBeforeAnythingElse() {
+        var m = Machine()
+        _ = m.apply(.changeState(to: .paused))
+        _ = m.apply(.settled(.paused))
+        _ = m.apply(.coordinatedStart(sinksAhead: true))
+        XCTAssertTrue(m.sinksAheadOfPipeline)
+        XCTAssertEqual(m.apply(.pipelineFollows), [.setPipelineState(.playing)])
+        XCTAssertEqual(m.apply(.pipelineFollows), [], "once")
+
+        var stopped = Machine()
+        _ = stopped.apply(.coordinatedStart(sinksAhead: true))
+        _ = stopped.apply(.stop)
+        XCTAssertEqual(stopped.apply(.pipelineFollows), [], "a stopped pipeline is not brought up")
+        var failed = Machine()
+        _ = failed.apply(.coordinatedStart(sinksAhead: true))
+        _ = failed.apply(.failed)
+        XCTAssertEqual(failed.apply(.pipelineFollows), [])
     }
 
     func testStarvedVideoShowsBufferingZeroAndANewPlayingClearsIt() {

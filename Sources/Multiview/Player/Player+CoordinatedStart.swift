@@ -7,10 +7,6 @@ struct CoordinatedStartState {
     /// The start made at the end of `prepareCoordinated`, run by the medium or by the next `startCoordinated`;
     /// withdrawn when anything else changes the pipeline first.
     var pendingStart: PreparedSinkStart?
-    /// `startCoordinated` started the sinks and the pipeline has not followed yet (`completeCoordinatedStart`).
-    /// Meanwhile the pipeline reads PAUSED with its sinks PLAYING, so any other state change brings the pipeline
-    /// up first: a PAUSED request would otherwise be a no-op that leaves the sinks playing.
-    var sinksAheadOfPipeline = false
 }
 
 /// The coordination primitives (used by the coordination layer; they never go through the interceptor):
@@ -135,11 +131,10 @@ extension Player {
         }
         // Playing from the instant on, still waiting until it: nothing is shown before `clockTime`, and a status
         // saying "playing" earlier would be a lie a script could act on.
-        apply(.coordinatedStart)
+        apply(.coordinatedStart(sinksAhead: sinksStarted))
         if sinksStarted {
             // The rest of the pipeline follows in a moment, off the critical path. (Deferred to the instant
             // instead, the by-ear test's hand-started control heard a 20 ms offset as 16 ms in 1 run of 4.)
-            coordinated.sinksAheadOfPipeline = true
             Task { [weak self] in await self?.completeCoordinatedStart() }
         } else {
             do {
@@ -193,14 +188,7 @@ extension Player {
     /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children
     /// already carry the same clock and base time, so nothing moves on screen).
     func completeCoordinatedStart() {
-        guard coordinated.sinksAheadOfPipeline else { return }
-        coordinated.sinksAheadOfPipeline = false
-        guard machine.target == .playing, failure == nil else { return }
-        do {
-            try pipeline.setState(.playing)
-        } catch {
-            failSoon(PlayerError(view: view, cause: .stateChangeFailed(to: .playing)))
-        }
+        apply(.pipelineFollows)
     }
 
     /// The start instant of `startCoordinated` has come: playing for real, unless something changed since.

@@ -145,7 +145,6 @@ extension Player {
     /// what comes next).
     func takePipelineDown() {
         withdrawPendingStart()
-        coordinated.sinksAheadOfPipeline = false   // going to NULL: nothing to bring up behind the sinks
-        apply(.pipelineReset)
+        apply(.pipelineReset)   // going to NULL: nothing to bring up behind the sinks
     }
 }

@@ -292,7 +292,6 @@ public actor Player {
     func fail(_ error: PlayerError) {
         guard failure == nil else { return }
         withdrawPendingStart()
-        coordinated.sinksAheadOfPipeline = false   // going to NULL: nothing to bring up behind the sinks
         failure = error
         apply(.failed)
         publish(.failed(error))

@@ -42,7 +42,12 @@ struct PlayerStateMachine: Sendable, Equatable {
         /// A coordinator holds (or releases) the view until every view is ready.
         case coordinatedWaiting(Bool)
         /// The sinks (or the pipeline) were started for a coordinated instant: the view plays from then.
-        case coordinatedStart
+        /// `sinksAhead`: only the sinks were started; the rest of the pipeline follows (`pipelineFollows`).
+        case coordinatedStart(sinksAhead: Bool)
+        /// Anything else is about to happen to the pipeline (a bus message, a state change, a seek): a pipeline
+        /// whose sinks were started ahead of it is brought up first, or a PAUSED request would be a no-op that
+        /// leaves the sinks playing.
+        case pipelineFollows
         /// The view failed for good.
         case failed
     }
@@ -72,6 +77,9 @@ struct PlayerStateMachine: Sendable, Equatable {
     /// Flushing seeks under way (a seek of the player's own can run inside another operation's wait).
     private(set) var seeksInFlight = 0
     private(set) var coordinatedWaiting = false
+    /// The coordinated start started the sinks and the pipeline has not followed yet: it reads PAUSED with its
+    /// sinks PLAYING.
+    private(set) var sinksAheadOfPipeline = false
     /// Counts changes of `coordinatedWaiting`, so that a scheduled "start instant reached" can tell it is stale.
     private(set) var coordinatedWaitingGeneration = 0
     private(set) var hasFailed = false
@@ -140,10 +148,12 @@ struct PlayerStateMachine: Sendable, Equatable {
             // The operation asking sets the state itself and waits for it (`Player.changeState`).
             if state == .playing { actions.append(.armAudioClockGuard) }
         case .stop:
+            sinksAheadOfPipeline = false
             target = .null
             actions.append(.setPipelineState(.null))
             current = .null
         case .pipelineReset:
+            sinksAheadOfPipeline = false
             actions.append(.setPipelineState(.null))
             current = .null
         case .seekStarted:
@@ -154,14 +164,21 @@ struct PlayerStateMachine: Sendable, Equatable {
             seeksInFlight = max(0, seeksInFlight - 1)
         case .coordinatedWaiting(let waiting):
             setCoordinatedWaiting(waiting)
-        case .coordinatedStart:
+        case .coordinatedStart(let sinksAhead):
+            sinksAheadOfPipeline = sinksAhead
             target = .playing
             heldForBuffering = false
             actions += rearmVideoWatch()
             // Still waiting until the instant itself: nothing is shown before it.
             setCoordinatedWaiting(true)
+        case .pipelineFollows:
+            guard sinksAheadOfPipeline else { break }
+            sinksAheadOfPipeline = false
+            // Its children already carry the clock and base time, so nothing moves on screen.
+            if target == .playing && !hasFailed { actions.append(.setPipelineState(.playing)) }
         case .failed:
             guard !hasFailed else { break }
+            sinksAheadOfPipeline = false
             hasFailed = true
             target = .null
             actions.append(.setPipelineState(.null))
