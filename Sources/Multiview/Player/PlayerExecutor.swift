@@ -21,9 +21,11 @@ final class PlayerExecutor: SerialExecutor, TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let serial = asUnownedSerialExecutor()
-        let task = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(isolatedTo: serial, taskExecutor: task) }
+        // `self` is captured strongly: the unowned references the job runs with stay valid until it has run,
+        // even when the player that owned this executor is released meanwhile.
+        queue.async { [self] in
+            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
