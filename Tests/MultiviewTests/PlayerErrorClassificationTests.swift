@@ -46,6 +46,24 @@ final class PlayerErrorClassificationTests: XCTestCase {
         XCTAssertEqual(cause, .noDecodableStream("no decoder installed for video/x-unknown decoder, audio/x-unknown decoder"))
     }
 
+    func testMediaWhoseEveryAudioAndVideoStreamLacksItsDecoderIsUndecodableAtOnce() {
+        func stream(_ kind: BusMessage.StreamInfo.Kind, _ caps: String) -> BusMessage.StreamInfo {
+            BusMessage.StreamInfo(id: caps, kind: kind, caps: caps, language: nil, codec: nil)
+        }
+        let streams = [stream(.video, "video/x-unknown, codec-id=(string)V_XXXXX"), stream(.audio, "audio/x-unknown, codec-id=(string)A_XYZW"),
+                       stream(.text, "subtitle/x-unknown")]
+        let plugins = ["video/x-unknown decoder", "audio/x-unknown decoder"]
+        XCTAssertEqual(PlayerError.undecodableMedia(streams: streams, missingDecoders: ["video/x-unknown", "audio/x-unknown"],
+                                                    missingPlugins: plugins),
+                       .noDecodableStream("no decoder installed for video/x-unknown decoder, audio/x-unknown decoder"))
+        XCTAssertNil(PlayerError.undecodableMedia(streams: streams, missingDecoders: ["video/x-unknown"], missingPlugins: plugins),
+                     "the audio may still decode: not yet")
+        XCTAssertNil(PlayerError.undecodableMedia(streams: [], missingDecoders: ["video/x-unknown"], missingPlugins: plugins),
+                     "no stream collection yet")
+        XCTAssertNil(PlayerError.undecodableMedia(streams: [stream(.video, "video/x-h264, stream-format=avc")],
+                                                  missingDecoders: ["audio/x-unknown"], missingPlugins: plugins))
+    }
+
     func testResourceErrorsSayWhatTheFileSystemSaid() {
         let r = "gst-resource-error-quark", code = GST_RESOURCE_ERROR_OPEN_READ.rawValue
         XCTAssertEqual(PlayerError.classify(info(r, code), source: file, fileAccess: .missing, missingPlugins: []),

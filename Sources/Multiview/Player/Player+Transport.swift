@@ -16,6 +16,7 @@ extension Player {
         failure = nil
         apply(.loaded)
         missingPlugins = []
+        missingDecoders = []
         try pipeline.set("uri", source.uri)
     }
 

@@ -76,6 +76,8 @@ public actor Player {
     /// the pipeline itself (preroll, seeks) run on real time, as GStreamer does.
     nonisolated let clock: any _Concurrency.Clock<Duration>
     var missingPlugins: [String] = []
+    /// The media types whose decoders are missing (from the same messages).
+    var missingDecoders: Set<String> = []
     public internal(set) var rate: Double = 1.0
     public internal(set) var mediaInfo = ViewMediaInfo()
     public internal(set) var failure: PlayerError?
@@ -244,8 +246,10 @@ public actor Player {
             fail(PlayerError(view: view, cause: cause, underlying: info))
         case .warning(let info):
             publish(.warning(info.message))
-        case .missingPlugin(_, let description):
+        case .missingPlugin(_, let description, let mediaType):
             missingPlugins.append(description)
+            if let mediaType { missingDecoders.insert(mediaType) }
+            failIfNothingDecodes()
         case .element(let source, let structure):
             elementMessageWatchers.deliver(source, structure)
         case .eos(let source) where source.isPipeline:
@@ -272,6 +276,7 @@ public actor Player {
         case .streamCollection(_, let streams):
             updateMediaInfo(streams)
             streamCollection = mergingLanguages(into: streams, from: streamCollection)
+            failIfNothingDecodes()
             // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
             if machine.current >= .paused { applyLanguagePreferencesReporting() }
         case .streamsSelected(_, let streams):
@@ -287,6 +292,13 @@ public actor Player {
         default:
             break
         }
+    }
+
+    /// Fails at once when no audio or video stream of the media can be decoded (see `undecodableMedia`).
+    private func failIfNothingDecodes() {
+        guard failure == nil, let cause = PlayerError.undecodableMedia(
+            streams: streamCollection, missingDecoders: missingDecoders, missingPlugins: missingPlugins) else { return }
+        fail(PlayerError(view: view, cause: cause))
     }
 
     func fail(_ error: PlayerError) {

@@ -202,6 +202,23 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Maps a GStreamer error message to a typed cause. The typed GError code (`GStreamerErrorCode`) says what
     /// kind of failure it is; the source element says where. `fileAccess` is what the file system said about
     /// `source.path` (nil for a network source).
+    /// `noDecodableStream` as soon as the facts say so, without waiting for an error: the media has audio or video
+    /// streams and every one of them lacks its decoder (a missing-plugin message for its media type). GStreamer's
+    /// own error for this case (a demuxer's "not linked") is not always posted: a pipeline with only such streams
+    /// has been seen to wait for a preroll that cannot come. Nil while any audio or video stream may decode.
+    static func undecodableMedia(streams: [BusMessage.StreamInfo], missingDecoders: Set<String>,
+                                 missingPlugins: [String]) -> Cause? {
+        let playable = streams.filter { $0.kind == .audio || $0.kind == .video }
+        guard !playable.isEmpty, !missingPlugins.isEmpty else { return nil }
+        for stream in playable {
+            guard let caps = stream.caps, let type = caps.split(separator: ",").first else { return nil }
+            if !missingDecoders.contains(type.trimmingCharacters(in: .whitespaces)) { return nil }
+        }
+        var unique: [String] = []
+        for plugin in missingPlugins where !unique.contains(plugin) { unique.append(plugin) }
+        return .noDecodableStream("no decoder installed for \(unique.joined(separator: ", "))")
+    }
+
     static func fileAccess(of source: MediaSource) -> LocalFileAccess? {
         guard let path = source.path else { return nil }
         if !FileManager.default.fileExists(atPath: path) { return .missing }
