@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MultiviewTests",
-            dependencies: ["TestSupport", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Multiview", "GStreamer", "CGStreamer", .product(name: "Clocks", package: "swift-clocks")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

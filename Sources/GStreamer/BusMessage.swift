@@ -12,6 +12,10 @@ public enum BusMessage: Sendable {
         public var isPipeline: Bool
         public var factory: String?
         public var description: String { name }
+
+        public init(name: String, path: String, isPipeline: Bool, factory: String?) {
+            self.name = name; self.path = path; self.isPipeline = isPipeline; self.factory = factory
+        }
     }
 
     /// An error or warning: the GError's domain, code and message, the debug text, and the source.
@@ -27,6 +31,12 @@ public enum BusMessage: Sendable {
         public var isResourceError: Bool { domain == "gst-resource-error-quark" }
         public var isStreamError: Bool { domain == "gst-stream-error-quark" }
         public var isCoreError: Bool { domain == "gst-core-error-quark" }
+        /// The domain and code as a typed value (mapped in `GStreamerErrorCode`).
+        public var kind: GStreamerErrorCode { GStreamerErrorCode(domain: domain, code: code) }
+
+        public init(domain: String, code: Int, message: String, debug: String? = nil, source: Source) {
+            self.domain = domain; self.code = code; self.message = message; self.debug = debug; self.source = source
+        }
     }
 
     /// One stream of a stream collection (playbin3 / decodebin3).
@@ -37,6 +47,10 @@ public enum BusMessage: Sendable {
         public var caps: String?
         public var language: String?
         public var codec: String?
+
+        public init(id: String, kind: Kind, caps: String?, language: String?, codec: String?) {
+            self.id = id; self.kind = kind; self.caps = caps; self.language = language; self.codec = codec
+        }
     }
 
     case error(ErrorInfo)
@@ -54,8 +68,9 @@ public enum BusMessage: Sendable {
     case streamCollection(Source, [StreamInfo])
     case streamsSelected(Source, [StreamInfo])
     case durationChanged(Source)
-    /// A plugin needed to decode a stream is not installed (`gst_is_missing_plugin_message`).
-    case missingPlugin(Source, description: String)
+    /// A plugin needed to decode a stream is not installed (`gst_is_missing_plugin_message`). `mediaType` is the
+    /// media type it was needed for ("video/x-h265": the name of the message's `detail` caps), when it has one.
+    case missingPlugin(Source, description: String, mediaType: String?)
     case element(Source, Structure)
     case application(Source, Structure)
     case other(Source, type: String)
@@ -66,7 +81,7 @@ public enum BusMessage: Sendable {
         case .eos(let s), .stateChanged(let s, _, _, _), .asyncDone(let s, _), .buffering(let s, _),
              .clockLost(let s), .newClock(let s), .latency(let s), .requestState(let s, _), .streamStart(let s),
              .streamCollection(let s, _), .streamsSelected(let s, _), .durationChanged(let s),
-             .missingPlugin(let s, _), .element(let s, _), .application(let s, _), .other(let s, _):
+             .missingPlugin(let s, _, _), .element(let s, _), .application(let s, _), .other(let s, _):
             return s
         }
     }
@@ -137,7 +152,14 @@ extension BusMessage {
         case GST_MESSAGE_ELEMENT:
             if gst_is_missing_plugin_message(message) != 0 {
                 let text = gst_missing_plugin_message_get_description(message)
-                self = .missingPlugin(source, description: text.map { String(cString: $0) } ?? "unknown plugin")
+                var mediaType: String?
+                if let structure = gst_message_get_structure(message), let value = gst_structure_get_value(structure, "detail"),
+                   g_type_check_value_holds(value, gst_caps_get_type()) != 0, let caps = gst_value_get_caps(value),
+                   gst_caps_get_size(caps) > 0, let name = gst_structure_get_name(gst_caps_get_structure(caps, 0)) {
+                    mediaType = String(cString: name)
+                }
+                self = .missingPlugin(source, description: text.map { String(cString: $0) } ?? "unknown plugin",
+                                      mediaType: mediaType)
                 g_free(text)
             } else if let structure = gst_message_get_structure(message) {
                 self = .element(source, Structure(structure))

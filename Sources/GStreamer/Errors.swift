@@ -61,3 +61,56 @@ public struct GLibError: Error, Sendable, Equatable, CustomStringConvertible {
     }
     public var description: String { message }
 }
+
+/// A GStreamer error's GError domain and code (gsterror.h), mapped once here so the layers above match typed
+/// cases instead of numbers. Codes GStreamer adds later arrive as `.other` with the raw values.
+public enum GStreamerErrorCode: Sendable, Equatable {
+    public enum Core: Sendable, Equatable { case missingPlugin, stateChange, negotiation, clock, other(Int) }
+    public enum Resource: Sendable, Equatable {
+        case notFound, openRead, read, notAuthorized, busy, settings, other(Int)
+    }
+    public enum Stream: Sendable, Equatable {
+        /// GST_STREAM_ERROR_FAILED: what a demuxer posts when none of its pads is linked (no decoder for anything).
+        case failed
+        case typeNotFound, wrongType, codecNotFound, decode, demux, format, other(Int)
+    }
+    case core(Core)
+    case library(Int)
+    case resource(Resource)
+    case stream(Stream)
+    /// Any other domain (an element's own), by name.
+    case other(domain: String, code: Int)
+
+    public init(domain: String, code: Int) {
+        func matches(_ value: some BinaryInteger) -> Bool { code == Int(value) }
+        switch domain {
+        case "gst-core-error-quark":
+            if matches(GST_CORE_ERROR_MISSING_PLUGIN.rawValue) { self = .core(.missingPlugin) }
+            else if matches(GST_CORE_ERROR_STATE_CHANGE.rawValue) { self = .core(.stateChange) }
+            else if matches(GST_CORE_ERROR_NEGOTIATION.rawValue) { self = .core(.negotiation) }
+            else if matches(GST_CORE_ERROR_CLOCK.rawValue) { self = .core(.clock) }
+            else { self = .core(.other(code)) }
+        case "gst-library-error-quark":
+            self = .library(code)
+        case "gst-resource-error-quark":
+            if matches(GST_RESOURCE_ERROR_NOT_FOUND.rawValue) { self = .resource(.notFound) }
+            else if matches(GST_RESOURCE_ERROR_OPEN_READ.rawValue) { self = .resource(.openRead) }
+            else if matches(GST_RESOURCE_ERROR_READ.rawValue) { self = .resource(.read) }
+            else if matches(GST_RESOURCE_ERROR_NOT_AUTHORIZED.rawValue) { self = .resource(.notAuthorized) }
+            else if matches(GST_RESOURCE_ERROR_BUSY.rawValue) { self = .resource(.busy) }
+            else if matches(GST_RESOURCE_ERROR_SETTINGS.rawValue) { self = .resource(.settings) }
+            else { self = .resource(.other(code)) }
+        case "gst-stream-error-quark":
+            if matches(GST_STREAM_ERROR_FAILED.rawValue) { self = .stream(.failed) }
+            else if matches(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) { self = .stream(.typeNotFound) }
+            else if matches(GST_STREAM_ERROR_WRONG_TYPE.rawValue) { self = .stream(.wrongType) }
+            else if matches(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue) { self = .stream(.codecNotFound) }
+            else if matches(GST_STREAM_ERROR_DECODE.rawValue) { self = .stream(.decode) }
+            else if matches(GST_STREAM_ERROR_DEMUX.rawValue) { self = .stream(.demux) }
+            else if matches(GST_STREAM_ERROR_FORMAT.rawValue) { self = .stream(.format) }
+            else { self = .stream(.other(code)) }
+        default:
+            self = .other(domain: domain, code: code)
+        }
+    }
+}

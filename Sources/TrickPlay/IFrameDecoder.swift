@@ -59,7 +59,8 @@ public final class IFrameDecoder: Sendable {
         guard let source = pipeline.child(named: "src"), let sink = pipeline.child(named: "sink") else {
             return failure("decoder pipeline incomplete")
         }
-        defer { _ = try? pipeline.setState(.null) }
+        // A refused NULL changes nothing here: the pipeline is released right after, and its deinit asks again.
+        defer { do { try pipeline.setState(.null) } catch {} }
         do { _ = try pipeline.setState(.playing) } catch { return failure("\(error)") }
 
         let appSource = UnsafeMutableRawPointer(source.element).assumingMemoryBound(to: GstAppSrc.self)

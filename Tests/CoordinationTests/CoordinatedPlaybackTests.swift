@@ -1,7 +1,8 @@
 import Coordination
 import Foundation
 import GStreamer
-import Multiview
+// Reaches the player's pipeline itself (its clock, sinks, state), an internal of Multiview.
+@testable import Multiview
 import SyncAnalysis
 import TestSupport
 import XCTest

@@ -169,7 +169,7 @@ final class BusTests: XCTestCase {
         } else { XCTFail("\(messages[1])") }
         if case .requestState(_, let state) = messages[2] { XCTAssertEqual(state, .paused) } else { XCTFail("\(messages[2])") }
         if case .clockLost(let s) = messages[3] { XCTAssertTrue(s.isPipeline) } else { XCTFail("\(messages[3])") }
-        if case .missingPlugin(let s, let description) = messages[4] {
+        if case .missingPlugin(let s, let description, _) = messages[4] {
             XCTAssertEqual(s.name, "src")
             XCTAssertTrue(description.contains("no-such-decoder"), description)
         } else { XCTFail("\(messages[4])") }

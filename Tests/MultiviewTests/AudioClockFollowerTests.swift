@@ -6,6 +6,7 @@ import XCTest
 /// The real sink side is covered by GStreamerTests.AudioSinkSlavingTests and the by-ear test in CoordinationTests.
 final class AudioClockFollowerTests: XCTestCase {
     private let ms: Int64 = 1_000_000
+    private static func nanoseconds(_ d: Duration) -> Int64 { Int64(d / .nanoseconds(1)) }
 
     /// A follower past its warm-up (the first observations after a start are ignored).
     private func warmedUp(_ settings: AudioClockFollower.Settings = AudioClockFollower.Settings()) -> AudioClockFollower {
@@ -28,8 +29,8 @@ final class AudioClockFollowerTests: XCTestCase {
         // After the move the sink reports the remainder; a small one is left alone.
         XCTAssertEqual(feed(follower, Array(repeating: ms / 5, count: 96)), [], "0.2 ms is left alone")
         XCTAssertEqual(follower.statistics.corrections, 1)
-        XCTAssertEqual(follower.statistics.lastCorrectionNs, 23 * ms)
-        XCTAssertEqual(follower.statistics.lastMedianSkewNs, ms / 5)
+        XCTAssertEqual(follower.statistics.lastCorrection, .milliseconds(23))
+        XCTAssertEqual(follower.statistics.lastMedianSkew, .microseconds(200))
     }
 
     func testNegativeSkewsAreCorrectedWithTheirSign() {
@@ -53,9 +54,9 @@ final class AudioClockFollowerTests: XCTestCase {
         XCTAssertEqual(feed(follower, Array(repeating: 3 * ms / 10, count: settings.steadyWindow * 2)), [])
         // ...3 ms — what PulseAudio's settling stream time shows after a second or so — is followed by at most
         // 0.15 ms per long window, not per short one...
-        XCTAssertEqual(feed(follower, Array(repeating: 3 * ms, count: settings.steadyWindow)), [settings.maxSteadyStepNs])
+        XCTAssertEqual(feed(follower, Array(repeating: 3 * ms, count: settings.steadyWindow)), [Self.nanoseconds(settings.maxSteadyStep)])
         XCTAssertEqual(feed(follower, Array(repeating: -3 * ms, count: settings.steadyWindow - 1)), [])
-        XCTAssertEqual(follower.observe(.skew(nanoseconds: -3 * ms)), -settings.maxSteadyStepNs)
+        XCTAssertEqual(follower.observe(.skew(nanoseconds: -3 * ms)), -Self.nanoseconds(settings.maxSteadyStep))
         // ...while a misplacement (over 20 ms) is removed whole.
         XCTAssertEqual(feed(follower, Array(repeating: 485 * ms, count: settings.steadyWindow)), [485 * ms])
     }

@@ -165,6 +165,7 @@ final class PlayerTests: XCTestCase {
         XCTAssertTrue(failed, "a file with no decodable stream must fail")
         let maybeFailure = await log.failure
         let error = try XCTUnwrap(maybeFailure)
+        print("[undecodable] failed from \(error.underlying.map { "the bus error \($0)" } ?? "the streams' missing decoders")")
         guard case .noDecodableStream(let detail) = error.cause else {
             return XCTFail("expected noDecodableStream, got \(error.cause)")
         }

@@ -17,9 +17,11 @@ final class VideoStarvationTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(800))
         let pad = try XCTUnwrap(source.element, "no source element was set up").staticPad("src")
         var hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
+        let heldAt = ContinuousClock.now
         // The view first plays out what its queues hold (decodebin3's multiqueue keeps at least 1 s, see
         // MultiqueueFloor; seen 2.5 s to more than 5 s under load), then the 500 ms watch fires.
         let buffering = await eventually(timeout: .seconds(12)) { await player.currentStatus.state == .buffering }
+        print("[starvation] buffering reported \(ContinuousClock.now - heldAt) after the source was held")
         let held = await player.currentStatus
         XCTAssertTrue(buffering, "still \(held) with its source held")
         XCTAssertEqual(held.waitingToPlay, .buffering(percent: 0))

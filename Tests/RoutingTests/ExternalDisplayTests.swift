@@ -96,7 +96,7 @@ final class ExternalDisplayTests: XCTestCase {
         let players = await stage.currentPlayers
         func skewMs() async -> Double? {
             // Sampled back to back; a few milliseconds of that is the sampling itself.
-            guard let a = players[0].pipeline.queryPosition(), let b = players[1].pipeline.queryPosition() else { return nil }
+            guard let a = players[0].queryPosition(), let b = players[1].queryPosition() else { return nil }
             return abs(a.seconds - b.seconds) * 1000
         }
         var worst = 0.0, samples = 0

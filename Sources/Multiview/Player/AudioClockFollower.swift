@@ -31,31 +31,31 @@ public final class AudioClockFollower: Sendable {
         /// device buffer, before the device clock runs, and their skews say nothing about the playout.
         public var warmUpObservations = 10
         /// The one window after the warm-up (one observation per rendered buffer, 10–20 ms each) whose median
-        /// is removed whole when above `startThresholdNs`.
+        /// is removed whole when above `startThreshold`.
         public var startWindow = 8
-        public var startThresholdNs: Int64 = 250_000
+        public var startThreshold: Duration = .microseconds(250)
         /// Afterwards: windows of this many observations (about a second of audio)...
         public var steadyWindow = 48
         /// ...whose median, when above this, is corrected...
-        public var steadyThresholdNs: Int64 = 400_000
+        public var steadyThreshold: Duration = .microseconds(400)
         /// ...by at most this much per window (a real device drifts less per second)...
-        public var maxSteadyStepNs: Int64 = 150_000
+        public var maxSteadyStep: Duration = .microseconds(150)
         /// ...unless it is above this: a misplacement, removed whole.
-        public var misplacementNs: Int64 = 20_000_000
+        public var misplacement: Duration = .milliseconds(20)
         /// Skews beyond this are not a playout error to correct but a calibration in progress (the sink reports
         /// times against a zero calibration until its first sync); they are ignored.
-        public var plausibleSkewNs: Int64 = 1_000_000_000
+        public var plausibleSkew: Duration = .seconds(1)
         public init() {}
     }
 
     public struct Statistics: Sendable, Equatable {
-        /// Playout-pointer moves requested, and the last one (ns).
+        /// Playout-pointer moves requested, and the last one.
         public var corrections = 0
-        public var lastCorrectionNs: Int64 = 0
-        /// The median skew of the last full window (ns), nil before the first one.
-        public var lastMedianSkewNs: Int64?
+        public var lastCorrection: Duration = .zero
+        /// The median skew of the last full window, nil before the first one.
+        public var lastMedianSkew: Duration?
         public var discontinuities = 0
-        /// Skews ignored as implausible (see `Settings.plausibleSkewNs`).
+        /// Skews ignored as implausible (see `Settings.plausibleSkew`).
         public var implausibleSkews = 0
     }
 
@@ -68,10 +68,15 @@ public final class AudioClockFollower: Sendable {
     }
 
     private let settings: Settings
+    /// `settings` in nanoseconds, the unit of the sink's slaving callback (per buffer, on its streaming thread).
+    private let limitsNs: (start: Int64, steady: Int64, step: Int64, misplacement: Int64, plausible: Int64)
     private let state = Mutex(State())
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
+        func ns(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000 }
+        limitsNs = (ns(settings.startThreshold), ns(settings.steadyThreshold), ns(settings.maxSteadyStep),
+                    ns(settings.misplacement), ns(settings.plausibleSkew))
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -87,7 +92,7 @@ public final class AudioClockFollower: Sendable {
                 state.statistics.discontinuities += 1
                 return 0
             case .skew(let skew):
-                guard abs(skew) <= settings.plausibleSkewNs else {
+                guard abs(skew) <= limitsNs.plausible else {
                     state.statistics.implausibleSkews += 1
                     return 0
                 }
@@ -97,21 +102,21 @@ public final class AudioClockFollower: Sendable {
                 guard state.window.count >= (state.started ? settings.steadyWindow : settings.startWindow) else { return 0 }
                 let median = state.window.sorted()[state.window.count / 2]
                 state.window.removeAll(keepingCapacity: true)
-                state.statistics.lastMedianSkewNs = median
+                state.statistics.lastMedianSkew = .nanoseconds(median)
                 let correction: Int64
                 if !state.started {
                     state.started = true
-                    correction = abs(median) > settings.startThresholdNs ? median : 0
-                } else if abs(median) > settings.misplacementNs {
+                    correction = abs(median) > limitsNs.start ? median : 0
+                } else if abs(median) > limitsNs.misplacement {
                     correction = median
-                } else if abs(median) > settings.steadyThresholdNs {
-                    correction = min(max(median, -settings.maxSteadyStepNs), settings.maxSteadyStepNs)
+                } else if abs(median) > limitsNs.steady {
+                    correction = min(max(median, -limitsNs.step), limitsNs.step)
                 } else {
                     correction = 0
                 }
                 guard correction != 0 else { return 0 }
                 state.statistics.corrections += 1
-                state.statistics.lastCorrectionNs = correction
+                state.statistics.lastCorrection = .nanoseconds(correction)
                 return correction
             }
         }

@@ -129,3 +129,32 @@ extension Player {
         guard pipeline.selectStreams(ids) else { throw LanguageSelectionError.refused(view: view) }
     }
 }
+
+// MARK: Media info
+
+extension Player {
+    /// Learns what the view shows (resolution, frame rate, codecs) from a stream collection or selection and
+    /// publishes it when it changed.
+    func updateMediaInfo(_ streams: [BusMessage.StreamInfo]) {
+        var info = ViewMediaInfo()
+        for stream in streams {
+            guard let capsText = stream.caps, let caps = try? Caps(capsText), let s = caps.structure() else { continue }
+            switch stream.kind {
+            case .video where info.width == nil:
+                info.width = s.int("width")
+                info.height = s.int("height")
+                info.frameRate = s.double("framerate")
+                info.videoCodec = stream.codec
+            case .audio where info.audioCodec == nil:
+                info.audioCodec = stream.codec
+                info.audioChannels = s.int("channels")
+            default:
+                break
+            }
+        }
+        if info != mediaInfo && (info.width != nil || info.audioCodec != nil) {
+            mediaInfo = info
+            publish(.mediaInfo(info))
+        }
+    }
+}

@@ -45,7 +45,13 @@ public enum AudioOutput: Sendable, Equatable {
     /// to the server (GstAudioBaseSink opens the device in NULL→READY), so this is a real reachability check.
     public static func detect() -> AudioOutput {
         guard let sink = try? Element(factory: "pulsesink") else { return .fakeSink }
-        defer { _ = try? sink.setState(.null) }
-        return (try? sink.setState(.ready)) != nil ? .pulse(device: nil) : .fakeSink
+        let reachable: Bool
+        do { try sink.setState(.ready); reachable = true } catch { reachable = false }
+        do {
+            try sink.setState(.null)
+        } catch {
+            // Closing a probe's connection failed: nothing else holds the sink, and the answer stands.
+        }
+        return reachable ? .pulse(device: nil) : .fakeSink
     }
 }

@@ -32,6 +32,9 @@ extension Player {
     /// The pipeline's position now (not waiting for the actor), nil before it has one.
     public nonisolated func queryPosition() -> ClockTime? { pipeline.queryPosition() }
 
+    /// The media's duration as the pipeline answers it now (not waiting for the actor), nil before it knows.
+    public nonisolated func queryDuration() -> ClockTime? { pipeline.queryDuration() }
+
     /// The pipeline's current GStreamer state, read from the pipeline itself.
     public nonisolated var pipelineState: ElementState { pipeline.currentState }
 

@@ -137,8 +137,24 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Output (audio/video sink) failed.
         case output(String)
         case timeout(String)
-        /// Any other GStreamer error, with its text.
-        case pipeline(String)
+        /// No media was loaded before a transport command.
+        case noMediaLoaded
+        /// A seek target after the media's end.
+        case seekPastEnd(target: ClockTime, duration: ClockTime)
+        /// A playback rate the player does not play (zero or negative).
+        case invalidRate(Double)
+        /// The pipeline refused a flushing seek.
+        case seekRefused(position: ClockTime, rate: Double)
+        /// The pipeline refused a state change and the bus said nothing more precise in time.
+        case stateChangeFailed(to: ElementState)
+        /// A coordinated start's pipeline refused PLAYING.
+        case startFailed(at: ClockTime)
+        /// The pipeline could not be built (a property or link GStreamer refused).
+        case construction(GStreamerError)
+        /// A GStreamer error of no kind above, with its text (the domain and code are in `underlying`).
+        case gstreamer(String)
+        /// A failure reported by another layer while the view was set up (observer, routing, coordination).
+        case setup(String)
 
         public var description: String {
             switch self {
@@ -153,7 +169,14 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .missingElement(let m): return "missing GStreamer element: \(m)"
             case .output(let m): return "output error: \(m)"
             case .timeout(let m): return "timed out: \(m)"
-            case .pipeline(let m): return m
+            case .noMediaLoaded: return "no media loaded"
+            case .seekPastEnd: return "seek past the end"
+            case .invalidRate: return "rate must be positive"
+            case .seekRefused(let position, let rate): return "seek to \(position) at rate \(rate) refused"
+            case .stateChangeFailed(let state): return "cannot change state to \(state)"
+            case .startFailed(let instant): return "cannot start at \(instant)"
+            case .construction(let error): return error.description
+            case .gstreamer(let m), .setup(let m): return m
             }
         }
     }
@@ -170,9 +193,40 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// "view 3 (broken.mp4): corrupt or unreadable media: …"
     public var description: String { "\(view): \(cause)" }
 
-    /// Maps a GStreamer error message to a typed cause. GStreamer's error domains/codes (gsterror.h) say what
-    /// kind of failure it is; the source element says where.
-    static func classify(_ info: BusMessage.ErrorInfo, source: MediaSource, missingPlugins: [String]) -> Cause {
+    /// What the file system says about a local source when an error names a resource (read by the caller:
+    /// `classify` itself stays pure).
+    enum LocalFileAccess: Sendable, Equatable {
+        case missing, unreadable, readable
+    }
+
+    /// Maps a GStreamer error message to a typed cause. The typed GError code (`GStreamerErrorCode`) says what
+    /// kind of failure it is; the source element says where. `fileAccess` is what the file system said about
+    /// `source.path` (nil for a network source).
+    /// `noDecodableStream` as soon as the facts say so, without waiting for an error: the media has audio or video
+    /// streams and every one of them lacks its decoder (a missing-plugin message for its media type). GStreamer's
+    /// own error for this case (a demuxer's "not linked") is not always posted: a pipeline with only such streams
+    /// has been seen to wait for a preroll that cannot come. Nil while any audio or video stream may decode.
+    static func undecodableMedia(streams: [BusMessage.StreamInfo], missingDecoders: Set<String>,
+                                 missingPlugins: [String]) -> Cause? {
+        let playable = streams.filter { $0.kind == .audio || $0.kind == .video }
+        guard !playable.isEmpty, !missingPlugins.isEmpty else { return nil }
+        for stream in playable {
+            guard let caps = stream.caps, let type = caps.split(separator: ",").first else { return nil }
+            if !missingDecoders.contains(type.trimmingCharacters(in: .whitespaces)) { return nil }
+        }
+        var unique: [String] = []
+        for plugin in missingPlugins where !unique.contains(plugin) { unique.append(plugin) }
+        return .noDecodableStream("no decoder installed for \(unique.joined(separator: ", "))")
+    }
+
+    static func fileAccess(of source: MediaSource) -> LocalFileAccess? {
+        guard let path = source.path else { return nil }
+        if !FileManager.default.fileExists(atPath: path) { return .missing }
+        return FileManager.default.isReadableFile(atPath: path) ? .readable : .unreadable
+    }
+
+    static func classify(_ info: BusMessage.ErrorInfo, source: MediaSource, fileAccess: LocalFileAccess?,
+                         missingPlugins: [String]) -> Cause {
         let text = info.message
         if !missingPlugins.isEmpty {
             // The pipeline failed and decoders were missing: none of its streams could be decoded.
@@ -180,29 +234,22 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
             for plugin in missingPlugins where !unique.contains(plugin) { unique.append(plugin) }
             return .noDecodableStream("no decoder installed for \(unique.joined(separator: ", "))")
         }
-        if info.isResourceError {
-            // GST_RESOURCE_ERROR_NOT_FOUND = 3, OPEN_READ = 5, NOT_AUTHORIZED = 15
-            if let path = source.path {
-                if !FileManager.default.fileExists(atPath: path) { return .fileNotFound(path: path) }
-                if !FileManager.default.isReadableFile(atPath: path) { return .permissionDenied(path: path) }
-            }
-            if source.path == nil { return .network(text) }
+        switch info.kind {
+        case .resource:
+            guard let path = source.path else { return .network(text) }
+            if fileAccess == .missing { return .fileNotFound(path: path) }
+            if fileAccess == .unreadable { return .permissionDenied(path: path) }
             if info.source.factory?.hasSuffix("sink") == true { return .output(text) }
             return .corruptMedia(text)
+        case .stream(.codecNotFound): return .unsupportedCodec(text)
+        case .stream(.typeNotFound), .stream(.wrongType), .stream(.demux), .stream(.format): return .corruptMedia(text)
+        case .stream(.decode): return .corruptMedia("cannot decode: \(text)")
+        case .stream(.failed) where text.localizedCaseInsensitiveContains("no suitable") ||
+                                    text.localizedCaseInsensitiveContains("decod"):
+            return .noDecodableStream(text)
+        case .core(.missingPlugin): return .missingElement(text)
+        default: return .gstreamer(text)
         }
-        if info.isStreamError {
-            switch info.code {
-            case 6: return .unsupportedCodec(text)                 // GST_STREAM_ERROR_CODEC_NOT_FOUND
-            case 4, 5, 9, 11: return .corruptMedia(text)           // TYPE_NOT_FOUND, WRONG_TYPE, DEMUX, FORMAT
-            case 7: return .corruptMedia("cannot decode: \(text)") // DECODE
-            case 1 where text.localizedCaseInsensitiveContains("no suitable") ||
-                         text.localizedCaseInsensitiveContains("decod"):
-                return .noDecodableStream(text)
-            default: return .pipeline(text)
-            }
-        }
-        if info.isCoreError && info.code == 12 { return .missingElement(text) } // GST_CORE_ERROR_MISSING_PLUGIN
-        return .pipeline(text)
     }
 }
 

@@ -26,7 +26,7 @@ extension Stage {
         } catch let error as PlayerError {
             recordFailure(error)
         } catch {
-            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+            recordFailure(PlayerError(view: view, cause: .setup("\(error)")))
         }
     }
 
@@ -54,7 +54,7 @@ extension Stage {
         } catch let error as PlayerError {
             recordFailure(error)
         } catch {
-            recordFailure(PlayerError(view: view, cause: .pipeline("\(error)")))
+            recordFailure(PlayerError(view: view, cause: .setup("\(error)")))
         }
     }
 

@@ -1,0 +1,171 @@
+import GStreamer
+
+/// The audio output supervisor's state (owned by the `Player` actor).
+struct AudioOutputState {
+    /// The PulseAudio stream was lost (server gone): audio goes to a fake sink until the server answers again.
+    var outputLost = false
+    /// Polls for the server's return after a loss.
+    var reconnect: Task<Void, Never>?
+    /// A new pulsesink is being brought up after a loss; an error from it means the server is not really back.
+    var reconnecting = false
+    /// Audio sinks follow the pipeline's (shared) clock: set by `adoptClock`, reapplied to a replacement sink.
+    var followsSharedClock = false
+    /// The follower of the current PulseAudio sink while coordinated (replaced with the sink).
+    var clockFollower: AudioClockFollower?
+    /// The guard on the current PulseAudio sink's clock while coordinated (see `AudioClockGuard`): armed before
+    /// every start, since the follower can only work with a sink clock that libpulse has not wrecked.
+    var clockGuard: AudioClockGuard?
+    /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
+    /// `primeAudioStream`).
+    var streamNeedsPriming = false
+    /// Holds the video sink's input while the audio stream is primed.
+    var primingVideoHold: PadProbe?
+}
+
+/// The audio output supervisor: PulseAudio loss and return (a fake sink meanwhile, a 1 s poll for the server),
+/// the follower and guard that keep a coordinated view's PulseAudio stream on the shared clock, and the priming of
+/// a fresh stream before its first coordinated start.
+extension Player {
+    /// The PulseAudio stream was lost (server stopped or restarted): the view plays on without sound.
+    public var audioOutputLost: Bool { audio.outputLost }
+
+    /// How the current audio sink's playout follows the shared clock (corrections made, last skew), or nil when
+    /// the view is not coordinated or has no PulseAudio output.
+    public var audioClockStatistics: AudioClockFollower.Statistics? { audio.clockFollower?.statistics }
+
+    /// How often a view without its PulseAudio server asks whether the server is back.
+    static let audioServerPollInterval: Duration = .seconds(1)
+
+    /// Swaps the lost pulsesink for a fake sink at the same position and keeps going; a background task waits for
+    /// PulseAudio and swaps the view's stream back in. Coordinated, the loss is an audio-session interruption: the
+    /// coordinator suspends the view and, when its end is published, catches it up with the group.
+    func audioOutputLost(_ reason: String) {
+        guard case .pulse = configuration.audio, failure == nil else { return }
+        let firstLoss = !audio.outputLost
+        audio.outputLost = true
+        audio.reconnecting = false
+        if firstLoss {
+            publish(.audioOutput(lost: true, reason: reason))
+            if interceptor != nil { publish(.interruption(began: true)) }
+        }
+        let position = renderedMediaTime.latest ?? .zero
+        let resume = machine.target == .playing
+        Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
+        audio.reconnect?.cancel()
+        let clock = self.clock
+        audio.reconnect = Task(executorPreference: executor) { [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: Player.audioServerPollInterval) } catch { return }
+                guard case .pulse = AudioOutput.detect() else { continue }
+                await self?.audioServerBack()
+                return
+            }
+        }
+    }
+
+    private func audioServerBack() async {
+        guard audio.outputLost, failure == nil else { return }
+        let position = self.position ?? renderedMediaTime.latest ?? .zero
+        audio.reconnecting = true
+        await replaceAudioSink(pulse: true, at: position, resume: machine.target == .playing)
+        // An error of the new sink meanwhile sent us back to the fake sink (and to polling).
+        guard audio.reconnecting, failure == nil else { return }
+        audio.reconnecting = false
+        audio.outputLost = false
+        publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+    }
+
+    private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
+        guard failure == nil, case .pulse(let device) = configuration.audio else { return }
+        takePipelineDown()
+        do {
+            let sink = pulse ? try PlayerPipelineBuilder.makePulseSink(configuration, device: device)
+                             : try PlayerPipelineBuilder.fakeAudioSink()
+            try pipeline.set("audio-sink", sink)
+            let rendered = renderedMediaTime
+            if let pad = try? sink.staticPad("sink") {
+                sinkProbes.append(pad.addProbe(.buffer) { info in
+                    if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
+                    return .ok
+                })
+            }
+            if audio.followsSharedClock, let pulseSink = currentPulseSink()?.pulse {
+                followSharedClock(pulseSink)
+            }
+            try await changeState(to: .paused, timeout: .seconds(20))
+            try await flushingSeek(to: position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            if interceptor != nil {
+                // The coordinator rejoins the group (catch-up) when the interruption ends.
+                publish(.interruption(began: false))
+            } else if resume {
+                try await changeState(to: .playing, timeout: .seconds(20))
+            }
+        } catch let error as PlayerError {
+            fail(error)
+        } catch {
+            fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
+        }
+    }
+
+    /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
+    /// nil without PulseAudio output.
+    func currentPulseSink() -> (audio: Element, pulse: Element)? {
+        guard let audio = try? pipeline.get("audio-sink", as: Element.self),
+              let pulse = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse") else { return nil }
+        return (audio, pulse)
+    }
+
+    /// Makes `pulseSink` follow the shared clock through an `AudioClockFollower` (custom slaving; see there why
+    /// not pulsesink's own skew slaving). The alternative, slave-method=resample, together with start-time NONE
+    /// and an explicit base time froze pulsesink pipelines after ~2 s in our tests.
+    func followSharedClock(_ pulseSink: Element) {
+        try? pulseSink.set("provide-clock", false)
+        audio.clockGuard = pulseSink.audioClockGuard
+        let follower = AudioClockFollower()
+        do {
+            try pulseSink.setCustomAudioSlaving { follower.observe($0) }
+            audio.clockFollower = follower
+            audio.streamNeedsPriming = true
+        } catch {
+            // Not an audio base sink (cannot happen with pulsesink): fall back to the sink's own skew slaving.
+            try? pulseSink.set("slave-method", fromString: "skew")
+            audio.clockFollower = nil
+        }
+    }
+
+    /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
+    /// alike in the by-ear test.
+    static let audioPrimingDuration: Duration = .milliseconds(200)
+
+    /// Plays a paused pipeline whose PulseAudio stream has never played for a moment, silent and with its video
+    /// held back, then pauses it again (the caller's flushing seek follows).
+    ///
+    /// Why: a stream's first coordinated start was heard anywhere from 0 to 106 ms off the clock (the by-ear
+    /// test, 6 of 9 runs more than 2 ms off), while every start after the stream had once played landed within
+    /// 1 ms — PulseAudio renegotiates the sink's latency when a new stream first plays, and neither the sink's
+    /// clock nor `AudioClockFollower` can see where that leaves the stream's samples. Costs ~0.25 s once per
+    /// stream (first start, late join, a sink replaced after PulseAudio came back), while the view waits anyway.
+    func primeAudioStream(timeout: Duration) async throws {
+        audio.streamNeedsPriming = false
+        guard let clock = coordinated.clock, let sink = currentPulseSink()?.audio else { return }
+        // Silent samples, not a muted stream: a mute round trip on the server broke module-role-cork's corking
+        // (the audioSessionInterrupted suspension) in our tests, and a volume round trip lost the volume.
+        let silencer = sink.asBin()?.child(named: "primer")
+        try? silencer?.set("mute", true)
+        // The video sink's input is blocked while priming (not dropped: the decoder would race ahead unsynced),
+        // so the grid keeps showing the prepared frame.
+        let video = try? pipeline.get("video-sink", as: Element.self)
+        audio.primingVideoHold = (try? video?.staticPad("sink"))?.addProbe([.buffer, .blocking]) { _ in .ok }
+        defer {
+            audio.primingVideoHold = nil   // releasing the token removes the probe
+            try? silencer?.set("mute", false)
+        }
+        pipeline.baseTime = clock.time - (pipeline.queryLatency()?.minimum ?? .zero)
+        try await changeState(to: .playing, timeout: timeout)
+        try await Task.sleep(for: Player.audioPrimingDuration)
+        // Let frames through again before pausing: the video sink must preroll one to reach PAUSED (the
+        // caller's flushing seek replaces it at once).
+        audio.primingVideoHold = nil
+        try await changeState(to: .paused, timeout: timeout)
+    }
+}

@@ -1,0 +1,134 @@
+import GStreamer
+
+/// Builds a view's playbin3 from its configuration: the video sink (fake sink or the window's sink bin, with the
+/// external display branch behind a valve), the audio sink (fake sink or the PulseAudio sink bin) and playbin's
+/// flags. Runs once, on the thread that creates the `Player`; the elements it returns are owned by the player.
+enum PlayerPipelineBuilder {
+    /// What the player keeps of what was built.
+    struct Built {
+        var pipeline: Pipeline
+        /// The text overlay burnt into the tile (window output only).
+        var tagOverlay: Element?
+        /// The valve in front of the external display branch (nil without one).
+        var externalValve: Element?
+    }
+
+    static func build(_ configuration: PlayerConfiguration) throws(PlayerError) -> Built {
+        let view = configuration.view
+        let playbin: Pipeline
+        do {
+            playbin = try Pipeline(factory: "playbin3", name: "view\(view.number)")
+        } catch {
+            throw PlayerError(view: view, cause: .missingElement("playbin3"))
+        }
+        var built = Built(pipeline: playbin)
+        do {
+            // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
+            var flags = ["audio", "text", "soft-volume", "buffering"]
+            switch configuration.video {
+            case .none:
+                break
+            case .fakeSink:
+                flags.append("video")
+                let sink = try Element(factory: "fakesink", name: "videosink")
+                try sink.set("sync", true)
+                try sink.set("qos", true)
+                try playbin.set("video-sink", try withExternalBranch(sink, configuration, &built.externalValve))
+            case .window(let target):
+                flags.append("video")
+                if configuration.visualizeAudioOnly { flags.append("vis") }
+                // One sink per view, in the view's own pipeline: frames are shown on the streaming thread at
+                // their clock time, so the window adds no scheduling of its own to the sync we measure.
+                // Ghosted by hand: automatic ghosting would pick textoverlay's unlinked text_sink pad.
+                let bin = try Bin.parse("""
+                    videoconvert name=in ! videoscale ! \
+                    video/x-raw,width=\(target.width),height=\(target.height),pixel-aspect-ratio=1/1 ! \
+                    textoverlay name=tag valignment=bottom halignment=right font-desc="Sans Bold 11" \
+                    shaded-background=true ! videoconvert ! ximagesink name=xsink force-aspect-ratio=false
+                    """, ghostUnlinkedPads: false)
+                guard let input = bin.child(named: "in") else { throw GStreamerError.missingElement(factory: "videoconvert") }
+                try bin.addGhostPad(named: "sink", target: try input.staticPad("sink"))
+                guard let sink = bin.child(named: "xsink") else {
+                    throw GStreamerError.missingElement(factory: "ximagesink")
+                }
+                try sink.setWindowHandle(target.handle)
+                try playbin.set("video-sink", try withExternalBranch(bin, configuration, &built.externalValve))
+                built.tagOverlay = bin.child(named: "tag")
+            }
+            switch configuration.audio {
+            case .none:
+                flags.removeAll { $0 == "audio" }
+            case .fakeSink:
+                try playbin.set("audio-sink", try fakeAudioSink())
+            case .pulse(let device):
+                try playbin.set("audio-sink", try makePulseSink(configuration, device: device))
+            }
+            try playbin.set("flags", fromString: flags.joined(separator: "+"))
+        } catch let error as GStreamerError {
+            if case .missingElement(let f) = error { throw PlayerError(view: view, cause: .missingElement(f)) }
+            throw PlayerError(view: view, cause: .construction(error))
+        } catch {
+            throw PlayerError(view: view, cause: .output("\(error)"))
+        }
+        return built
+    }
+
+    /// The audio sink of a view without sound output, or of one whose PulseAudio server went away.
+    static func fakeAudioSink() throws -> Element {
+        let sink = try Element(factory: "fakesink", name: "audiosink")
+        try sink.set("sync", true)
+        return sink
+    }
+
+    /// The view's own PulseAudio stream. pulsesink names its stream after the title tag ("Playback Stream" without
+    /// one), so a taginject in front gives every view's stream the view's name in pactl/pavucontrol. The `volume`
+    /// element (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`)
+    /// without touching the stream's volume or mute on the server, which the routing layer and PulseAudio's
+    /// role-cork module own.
+    static func makePulseSink(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
+        let view = configuration.view
+        let bin = try Bin.parse("taginject name=name ! volume name=primer ! pulsesink name=pulse")
+        guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
+            throw GStreamerError.missingElement(factory: "pulsesink")
+        }
+        let quoted = view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+        try naming.set("tags", "title=\"\(quoted)\"")
+        if let device { try sink.set("device", device) }
+        try sink.set("client-name", "Multiview")
+        // multiview.view names the view on the server (the routing layer finds its streams by it).
+        let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
+            .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()
+        try sink.set("stream-properties", fromString:
+            "props,media.role=video,application.name=Multiview,multiview.view=(string)\"\(view.number)\"" + extra)
+        // Installed now, while no thread reads the sink's clock; armed before each start of a coordinated view.
+        _ = try sink.guardAudioClock()
+        return bin
+    }
+
+    /// `sink` alone, or (with an external display configured) a tee feeding `sink` and, through a closed valve,
+    /// an `ximagesink` drawing into the external display's window. The external sink is `async=false`: it gets no
+    /// buffers while the valve is closed and must not hold up preroll.
+    static func withExternalBranch(_ sink: Element, _ configuration: PlayerConfiguration,
+                                   _ valve: inout Element?) throws -> Element {
+        guard let external = configuration.externalVideo else { return sink }
+        let display = external.display.replacingOccurrences(of: "\"", with: "")
+        let bin = try Bin.parse("""
+            tee name=split ! queue name=local \
+            split. ! valve name=external drop=true ! queue max-size-buffers=3 leaky=downstream ! videoconvert ! \
+            videoscale ! video/x-raw,width=\(external.width),height=\(external.height),pixel-aspect-ratio=1/1 ! \
+            textoverlay text="\(configuration.view.number) \(configuration.view.name.replacingOccurrences(of: "\"", with: "'"))" \
+            valignment=top halignment=left font-desc="Sans Bold 14" shaded-background=true ! \
+            videoconvert ! ximagesink name=externalsink display="\(display)" async=false force-aspect-ratio=false
+            """, ghostUnlinkedPads: false)
+        guard let split = bin.child(named: "split"), let local = bin.child(named: "local"),
+              let externalSink = bin.child(named: "externalsink") else {
+            throw GStreamerError.missingElement(factory: "tee/valve/ximagesink")
+        }
+        try bin.add(sink)
+        try local.link(sink)
+        try bin.addGhostPad(named: "sink", target: try split.staticPad("sink"))
+        try externalSink.setWindowHandle(external.handle)
+        valve = bin.child(named: "external")
+        return bin
+    }
+}
