@@ -44,10 +44,7 @@ extension Player {
         let firstLoss = !audio.outputLost
         audio.outputLost = true
         audio.reconnecting = false
-        if firstLoss {
-            publish(.audioOutput(lost: true, reason: reason))
-            if interceptor != nil { publish(.interruption(began: true)) }
-        }
+        if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
         let position = renderedMediaTime.latest ?? .zero
         let resume = machine.target == .playing
         Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
@@ -77,6 +74,11 @@ extension Player {
 
     private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
         guard failure == nil, case .pulse(let device) = configuration.audio else { return }
+        // Every replacement takes the pipeline down, the one on PulseAudio's return too: coordinated, each is an
+        // interruption of its own, begun here and ended below, so that the coordinator suspends the view and
+        // rejoins the group when it ends. (Begun only at the loss, the return's end found no suspension to end
+        // and the view stayed PAUSED: issue 15 row 3.)
+        if interceptor != nil { publish(.interruption(began: true)) }
         takePipelineDown()
         do {
             let sink = pulse ? try PlayerPipelineBuilder.makePulseSink(configuration, device: device)
