@@ -276,7 +276,6 @@ public actor Player {
         case .streamCollection(_, let streams):
             updateMediaInfo(streams)
             streamCollection = mergingLanguages(into: streams, from: streamCollection)
-            apply(.streamsKnown(hasVideo: streams.contains { $0.kind == .video }))
             failIfNothingDecodes()
             // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
             if machine.current >= .paused { applyLanguagePreferencesReporting() }

@@ -25,8 +25,6 @@ struct PlayerStateMachine: Sendable, Equatable {
         /// The starvation watch's verdicts (see `VideoStarvationWatch`).
         case videoStarved
         case videoFlowing
-        /// The stream collection arrived: whether the media has a video stream at all.
-        case streamsKnown(hasVideo: Bool)
 
         // Commands and the player's own operations.
         /// A new source was loaded: the failure and end of the previous one are forgotten.
@@ -76,10 +74,6 @@ struct PlayerStateMachine: Sendable, Equatable {
     private(set) var heldForBuffering = false
     /// Video stopped reaching the sink while playing: shown as buffering, like a network stall.
     private(set) var videoStarved = false
-    /// The media has a video stream (assumed until its stream collection says otherwise). Audio-only media can
-    /// still feed the video sink (playbin's visualisation in a window), but a silent visualisation is no
-    /// starved video: their view is never shown as buffering for it (issue 15 row 5).
-    private(set) var mediaHasVideo = true
     /// Flushing seeks under way (a seek of the player's own can run inside another operation's wait).
     private(set) var seeksInFlight = 0
     private(set) var coordinatedWaiting = false
@@ -99,8 +93,7 @@ struct PlayerStateMachine: Sendable, Equatable {
     /// Whether a silent video sink means starvation now: asked to play and playing, not seeking, not at the end,
     /// not held for a coordinated start, not failed.
     var watchesVideoFlow: Bool {
-        mediaHasVideo && target == .playing && current == .playing && !seekInFlight && !reachedEnd && !coordinatedWaiting
-            && !hasFailed
+        target == .playing && current == .playing && !seekInFlight && !reachedEnd && !coordinatedWaiting && !hasFailed
     }
 
     /// Applies one input and returns what to do, a status publication last when the status changed.
@@ -143,14 +136,10 @@ struct PlayerStateMachine: Sendable, Equatable {
         case .endOfStream:
             reachedEnd = true
         case .videoStarved:
-            videoStarved = mediaHasVideo
-        case .streamsKnown(let hasVideo):
-            mediaHasVideo = hasVideo
-            if !hasVideo { videoStarved = false }
+            videoStarved = true
         case .videoFlowing:
             videoStarved = false
         case .loaded:
-            mediaHasVideo = true
             hasFailed = false
             reachedEnd = false
         case .changeState(let state):
