@@ -1,7 +1,8 @@
 import GStreamer
 import XCTest
 
-/// `ClockTime`: conversions, arithmetic, GStreamer's "none" as nil, and its text. Pure: needs no `gst_init`.
+/// `ClockTime`: conversions, arithmetic, GStreamer's "none" as nil, and its text (moved here from PropertyTests,
+/// with `Duration` round trips added). Pure: needs no `gst_init`.
 final class ClockTimeTests: XCTestCase {
     func testSecondsAndMillisecondsConvertBothWays() {
         XCTAssertEqual(ClockTime.seconds(1.5).nanoseconds, 1_500_000_000)
@@ -41,12 +42,14 @@ final class ClockTimeTests: XCTestCase {
         XCTAssertEqual(b - a, .zero, "subtraction saturates at zero")
         XCTAssertLessThan(b, a)
         XCTAssertEqual([a, .zero, b].sorted(), [.zero, b, a])
+        XCTAssertEqual(Set([a, .seconds(3), b]).count, 2)
         XCTAssertEqual(max(a, b), a)
     }
 
     func testDescriptionIsHoursMinutesSecondsMilliseconds() {
         XCTAssertEqual(ClockTime.zero.description, "0:00:00.000")
         XCTAssertEqual(ClockTime.seconds(62.345).description, "0:01:02.345")
+        XCTAssertEqual(ClockTime.seconds(3600 + 61.5).description, "1:01:01.500")
         XCTAssertEqual(ClockTime.seconds(3 * 3600 + 59 * 60 + 59.999).description, "3:59:59.999")
         XCTAssertEqual(ClockTime(nanoseconds: 999_999).description, "0:00:00.000", "truncated, not rounded")
         XCTAssertEqual(ClockTime.seconds(100 * 3600).description, "100:00:00.000")
