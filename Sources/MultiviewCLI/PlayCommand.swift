@@ -63,7 +63,7 @@ struct Play: AsyncParsableCommand {
     }
 
     /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.
-    private func inputProblem() -> String? {
+    func inputProblem() -> String? {
         do {
             if let duration {
                 guard let seconds = Double(duration) else {

@@ -38,10 +38,12 @@ struct RoutingOptions: ParsableArguments {
         if parsedSize == nil { throw ValidationError("--external-size must look like 1280x720") }
     }
 
-    private var parsedSize: (Int, Int)? {
-        let parts = externalSize.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] >= 16, parts[1] >= 16 else { return nil }
-        return (parts[0], parts[1])
+    /// `--external-size WxH`, both sides at least 16; nil for anything else (`1280x720xfoo` and `x1280x720` were
+    /// taken once: the parts that were no number were dropped, and empty parts skipped).
+    var parsedSize: (Int, Int)? {
+        let parts = externalSize.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2, let width = parts[0], let height = parts[1], width >= 16, height >= 16 else { return nil }
+        return (width, height)
     }
 
     /// The arbiter for `play`, started; nil without routing flags. Problems are one clear line each, and the views
