@@ -9,11 +9,11 @@ struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play several files or URIs side by side: one grid window, or headless.",
         discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit, 1-9 = cycle that view's
-        priority (low → default → high) on a shared link.
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, m = mute all, / and * = volume −/+10,
+        ? or h = help, q or Esc = quit, 1-9 = cycle that view's priority (low → default → high) on a shared link.
         With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
         view N at 2× and rejoins, `add URI` adds a view that joins in sync.
-        The same on stdin: \(StageCommand.help).
+        On stdin: \(StageCommand.summary).
         Rates are 1/8…8; a number out of range is refused with one line naming it and the allowed range.
         q, --duration, SIGINT and SIGTERM end the process within 2 s (a second SIGINT at once).
         Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr);

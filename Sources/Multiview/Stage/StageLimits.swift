@@ -48,6 +48,59 @@ public enum StageLimits {
         return value
     }
 
+    /// `seek 1:23` / `seek 1:02:03` / `seek 42.5` (absolute), `seek +5` / `seek -1:30` / `+10` (relative: a sign
+    /// makes it relative, as in mpv).
+    public static func seek(_ word: String, input: String) throws(StageInputError) -> StageCommand {
+        let sign: Double? = word.hasPrefix("+") ? 1 : word.hasPrefix("-") ? -1 : nil
+        let magnitude = sign == nil ? Substring(word) : word.dropFirst()
+        guard let seconds = clockTime(magnitude) else {
+            throw .malformed(input: input, expected: "a time: 42.5, 1:23 or 1:02:03 (absolute), +5 or -1:30 (relative)")
+        }
+        if let sign { return .seekBy(try relativeSeek(sign * seconds, input: input)) }
+        return .seekTo(try mediaTime(seconds, input: input))
+    }
+
+    /// "42.5" → 42.5, "1:23" → 83, "1:02:03.5" → 3723.5; nil for anything else (minutes and seconds after the first
+    /// part are 0…59, as on a clock; the first part may be any size: "90:00").
+    static func clockTime(_ text: Substring) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.first != "+" && $0.first != "-" })
+        else { return nil }
+        guard let last = Double(parts[parts.count - 1]), last.isFinite || parts.count == 1 else { return nil }
+        if parts.count == 1 { return last }
+        guard last < 60 else { return nil }
+        var total = last
+        var unit = 60.0
+        for (index, part) in parts.dropLast().reversed().enumerated() {
+            guard let value = Int(part), value >= 0 else { return nil }
+            // Every part but the first is on a clock face.
+            if index < parts.count - 2, value >= 60 { return nil }
+            total += Double(value) * unit
+            unit *= 60
+        }
+        return total
+    }
+
+    /// Volumes in percent of the media's own level: 0 (silent) … 150 (a 1.5× gain; above it speech clips).
+    public static let volumes: ClosedRange<Double> = 0...150
+
+    /// `volume [N] P`: finite and within `volumes`.
+    public static func volume(_ value: Double, input: String) throws(StageInputError) -> Double {
+        let allowed = "\(format(volumes.lowerBound))…\(format(volumes.upperBound)) (percent)"
+        guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
+        guard volumes.contains(value) else { throw .outOfRange(input: input, allowed: allowed) }
+        return value
+    }
+
+    /// `volume +P` / `volume -P`: a step of at most the whole range either way.
+    public static func volumeStep(_ value: Double, input: String) throws(StageInputError) -> Double {
+        let span = volumes.upperBound - volumes.lowerBound
+        let allowed = "-\(format(span))…+\(format(span)) (percent points)"
+        guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
+        guard abs(value) <= span else { throw .outOfRange(input: input, allowed: allowed) }
+        return value
+    }
+
     /// An absolute seek against the end of the media (the shortest of the views, so that no view is sent past
     /// its own end, coordinated or not); nil end: unknown (live), any target goes.
     public static func seekTarget(_ value: Double, end: Double?, input: String) throws(StageInputError) -> Double {
@@ -120,7 +173,7 @@ public enum StageInputError: Error, Equatable, CustomStringConvertible {
         case .pastTheEnd(let input, let end):
             return "\(input): past the end of the media; allowed: 0…\(String(format: "%.1f", end)) s (nothing moved)"
         case .unknownCommand(let line):
-            return "unknown command '\(line)'; \(StageCommand.help)"
+            return "unknown command '\(line)'; type help for the commands"
         }
     }
 }
