@@ -202,7 +202,7 @@ extension Stage {
         default: break
         }
         for case .failed(let line) in results { reporter.error(line) }
-        reporter.note("\(command) done")
+        reporter.note("\(command.typed): done")
     }
 
     /// One transport call on one player (coordinated: the player's coordinator takes it to the group).

@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Issue 16's "Messages" rows that are one line each: the built `multiview` given bad input answers in the user's
+/// terms (what was wrong, what is allowed), and no internal text reaches the terminal — Swift enum dumps
+/// (`seekTo(3.0)`, `priority(view: 1, …)`, `Optional(2)`), Foundation error domains and codes.
+final class CLIMessagesTests: XCTestCase {
+    private var binary: String { TestMedia.root.appendingPathComponent(".build/debug/multiview").path }
+
+    /// Swift's description of an enum case with a payload, `Optional(`, NSError text.
+    private static let internals = try! NSRegularExpression(
+        pattern: #"\b[a-z][A-Za-z]*\((view:|Optional|-?[0-9][0-9.]*\))|Optional\(|Domain|Code=[0-9]"#)
+
+    private func leaks(_ text: String) -> [String] {
+        let range = NSRange(text.startIndex..., in: text)
+        return Self.internals.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } }
+    }
+
+    func testTheLeakPatternCatchesWhatIssue16Saw() {
+        for leaked in ["'priority(view: 1, level: \"high\")' needs HLS views", "'preferAudio(Optional(2))' needs",
+                       "seekTo(3.0) done", "rate(2.0) done", "The file couldn’t be saved. (NSCocoaErrorDomain error 4.)",
+                       "Error Domain=NSCocoaErrorDomain Code=4"] {
+            XCTAssertFalse(leaks(leaked).isEmpty, leaked)
+        }
+        XCTAssertTrue(leaks("error: rate 100: out of range; allowed: 0.125…8 (1/8× to 8×; faster: ff N on HLS views)").isEmpty)
+    }
+
+    func testBadStdinCommandsOnAFileViewAreOneLineInTheUsersTerms() throws {
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3", TestMedia.angle1],
+                                 stdin: "priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let expected = [
+            "error: 'priority 1 high' needs HLS views (http://…/master.m3u8) or --priority/--bandwidth",
+            "error: 'audio 2' needs audio routing (--audio-route / --external-display)",
+            "error: 'external none' needs audio routing (--audio-route / --external-display)",
+            "note: seek 1: done", "note: +1: done", "note: rate 2: done",
+            "error: unknown command 'dance'; type help for the commands",
+            "error: volume 1 500: out of range; allowed: 0…150 (percent)",
+        ]
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        for line in expected { XCTAssertTrue(lines.contains(line), "missing '\(line)' in:\n\(result.stderr)") }
+        XCTAssertEqual(leaks(result.stdout + result.stderr), [], result.stderr)
+    }
+
+    func testBadOptionsNameTheAllowedRange() throws {
+        try HLSFixture.ensure()
+        let master = "file://" + HLSFixture.root + "/angle1/master.m3u8"
+        let cases: [([String], Int32, String)] = [
+            (["play", "--headless", "--tile", "0x0", TestMedia.angle1], 64,
+             "error: --tile 0x0: out of range; allowed: WIDTHxHEIGHT with width 16…7680 and height 16…4320"),
+            (["play", "--headless", "--tile", "100000x100000", TestMedia.angle1], 64,
+             "error: --tile 100000x100000: out of range; allowed: WIDTHxHEIGHT with width 16…7680 and height 16…4320"),
+            // It said "Missing value for '--at <at>'".
+            (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1.0: out of range; allowed: 0…604800 s"),
+            // It said "NSCocoaErrorDomain Code=4".
+            (["preview", "--at", "3", "--output", "/nonexistent/folder/x.png", master], 1,
+             "error: --output /nonexistent/folder/x.png: no folder /nonexistent/folder"),
+        ]
+        for (arguments, status, message) in cases {
+            let result = try runTool(binary, arguments)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertEqual(leaks(result.stdout + result.stderr), [], "\(arguments): \(result.stderr)")
+        }
+    }
+}
