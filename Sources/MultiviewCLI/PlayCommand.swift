@@ -56,10 +56,11 @@ struct Play: AsyncParsableCommand {
     var languages: LanguageOptions
 
     @Argument(help: "Media files or URIs (file://, http://…).")
-    var media: [String]
+    var media: [String] = []
 
     func validate() throws {
-        if media.isEmpty { throw ValidationError("give at least one file or URI") }
+        // `multiview` alone (as `mpv` alone): the help, not "Missing expected argument" above it.
+        if media.isEmpty { throw CleanExit.helpRequest(MultiviewCommand.self) }
     }
 
     /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.

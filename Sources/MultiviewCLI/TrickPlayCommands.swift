@@ -28,6 +28,11 @@ struct PreviewCommand: AsyncParsableCommand {
     var view: String = "1"
 
     func validate() throws {
+        // The format follows the extension: `x.jpg` wrote PNG data before.
+        let suffix = URL(fileURLWithPath: output).pathExtension.lowercased()
+        guard ["png", "ppm"].contains(suffix) else {
+            throw ValidationError("--output \(output): the image format follows the extension: .png or .ppm")
+        }
         do {
             _ = try StageLimits.mediaTime(at, input: "--at \(at)")
             if let size { do { _ = try StageLimits.tile(size) } catch { throw ValidationError("--size \(error)") } }

@@ -28,7 +28,7 @@ final class CLIMessagesTests: XCTestCase {
 
     func testBadStdinCommandsOnAFileViewAreOneLineInTheUsersTerms() throws {
         let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3", TestMedia.angle1],
-                                 stdin: "priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n")
+                                 stdin: "priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n\u{1B}[A\n")
         XCTAssertEqual(result.status, 0, result.stderr)
         let expected = [
             "error: 'priority 1 high' needs HLS views (http://…/master.m3u8) or --priority/--bandwidth",
@@ -37,10 +37,22 @@ final class CLIMessagesTests: XCTestCase {
             "note: seek 1: done", "note: +1: done", "note: rate 2: done",
             "error: unknown command 'dance'; type help for the commands",
             "error: volume 1 500: out of range; allowed: 0…150 (percent)",
+            // An arrow key typed on stdin: quoted in caret notation, not sent to the terminal raw.
+            "error: unknown command '^[[A'; type help for the commands",
         ]
         let lines = result.stderr.split(separator: "\n").map(String.init)
         for line in expected { XCTAssertTrue(lines.contains(line), "missing '\(line)' in:\n\(result.stderr)") }
         XCTAssertEqual(leaks(result.stdout + result.stderr), [], result.stderr)
+        XCTAssertFalse(result.stderr.contains("\u{1B}"), "no raw escape byte reaches the terminal")
+    }
+
+    /// `multiview` alone printed "Missing expected argument '<media> ...'" above the help: now the help alone.
+    func testMultiviewAloneIsTheHelp() throws {
+        let result = try runTool(binary, [])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("OVERVIEW: Synchronized multiview"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("play (default)"), result.stdout)
+        XCTAssertFalse((result.stdout + result.stderr).contains("Missing"), result.stdout + result.stderr)
     }
 
     func testBadOptionsNameTheAllowedRange() throws {
@@ -53,6 +65,9 @@ final class CLIMessagesTests: XCTestCase {
              "error: --tile 100000x100000: out of range; allowed: WIDTHxHEIGHT with width 16…7680 and height 16…4320"),
             // It said "Missing value for '--at <at>'".
             (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1.0: out of range; allowed: 0…604800 s"),
+            // It wrote PNG data to x.jpg.
+            (["preview", "--at", "3", "--output", "/tmp/x.jpg", master], 64,
+             "--output /tmp/x.jpg: the image format follows the extension: .png or .ppm"),
             // It said "NSCocoaErrorDomain Code=4".
             (["preview", "--at", "3", "--output", "/nonexistent/folder/x.png", master], 1,
              "error: --output /nonexistent/folder/x.png: no folder /nonexistent/folder"),

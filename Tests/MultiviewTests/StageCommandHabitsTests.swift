@@ -105,6 +105,13 @@ final class StageCommandHabitsTests: XCTestCase {
         }
     }
 
+    func testControlCharactersAreQuotedVisibly() {
+        XCTAssertEqual(StageCommand.printable("\u{1B}[A"), "^[[A")
+        XCTAssertEqual(StageCommand.printable("a\u{07}b\u{7F}\u{9B}c é"), "a^Gb^?\\u{9B}c é")
+        guard case .failure(let error) = StageCommand.read("\u{1B}[A") else { return XCTFail("parsed") }
+        XCTAssertEqual(StageCommand.printable("\(error)"), "unknown command '^[[A'; type help for the commands")
+    }
+
     func testAudioLevelLabels() {
         XCTAssertNil(Player.AudioLevel(volume: 1, muted: false).label, "the media's own level: nothing to show")
         XCTAssertEqual(Player.AudioLevel(volume: 0.5, muted: false).label, "vol 50%")

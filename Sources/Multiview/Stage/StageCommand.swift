@@ -170,6 +170,21 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
+    /// `text` with control characters shown in caret notation (ESC as `^[`, DEL as `^?`): a line typed with arrow
+    /// keys or ^C quoted back in an error must not move the cursor or change the terminal.
+    public static func printable(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x20: shown += "^" + String(UnicodeScalar(UInt8(scalar.value + 0x40)))
+            case 0x7f: shown += "^?"
+            case 0x80..<0xa0: shown += String(format: "\\u{%X}", scalar.value)
+            default: shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
+
     /// The commands in one line, for `play --help`; the table `help` prints is `StageHelp.text`.
     public static let summary = "p (play/pause all), +10 / -10, seek 1:23 / seek 42.5 / seek -5, rate 2, volume [N] 50, mute [N], s (status), q (quit), help (every command)"
 }
