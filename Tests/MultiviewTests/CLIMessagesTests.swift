@@ -55,6 +55,31 @@ final class CLIMessagesTests: XCTestCase {
         XCTAssertFalse((result.stdout + result.stderr).contains("Missing"), result.stdout + result.stderr)
     }
 
+    /// `play --help` wrapped mid-sentence (hard breaks in the text, rewrapped by the parser): in 100 columns every
+    /// paragraph of the description now fills its lines, a short line only at a paragraph's end.
+    func testPlayHelpReadsWellIn100Columns() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "100"
+        let result = try runTool(binary, ["play", "--help"], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.components(separatedBy: "\n")
+        let description = Array(lines.prefix { !$0.hasPrefix("USAGE:") })
+        XCTAssertGreaterThan(description.count, 8, result.stdout)
+        for (index, line) in description.enumerated() {
+            XCTAssertLessThanOrEqual(line.count, 100, line)
+            let next = index + 1 < description.count ? description[index + 1] : ""
+            if !line.isEmpty && !next.isEmpty { XCTAssertGreaterThan(line.count, 60, "a break inside a paragraph: '\(line)'") }
+        }
+    }
+
+    /// `routes --non-mixable nosuch` listed the sinks and said nothing about the name no sink has.
+    func testRoutesNamesAnUnknownNonMixableSink() throws {
+        let result = try runTool(binary, ["routes", "--non-mixable", "nosuch"])
+        XCTAssertEqual(result.status, 64, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("Audio routes:"), result.stdout)
+        XCTAssertEqual(result.stderr, "error: --non-mixable nosuch: no such sink (the sink names are listed above)\n")
+    }
+
     func testBadOptionsNameTheAllowedRange() throws {
         try HLSFixture.ensure()
         let master = "file://" + HLSFixture.root + "/angle1/master.m3u8"
