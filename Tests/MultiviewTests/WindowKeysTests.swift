@@ -54,6 +54,15 @@ final class WindowKeysTests: XCTestCase {
         try type(["m"], at: center)
         let muted = await eventually(timeout: .seconds(5)) { players.allSatisfy { (try? $0.audioLevel.muted) == true } }
         XCTAssertTrue(muted, "m muted every view; notes: \(reporter.notes)")
+        // Each tile's tag says so.
+        func tags() async -> [String] {
+            var texts: [String] = []
+            for p in players { texts.append((try? await p.tagOverlay?.get("text", as: String.self)) ?? "none") }
+            return texts
+        }
+        let tagged = await eventually(timeout: .seconds(5)) { await tags().allSatisfy { $0.hasSuffix("  muted") } }
+        let texts = await tags()
+        XCTAssertTrue(tagged, "tags: \(texts)")
 
         try type(["KP_Multiply"], at: center)
         let louder = await eventually(timeout: .seconds(5)) {
