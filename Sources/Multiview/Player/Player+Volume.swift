@@ -45,12 +45,6 @@ extension Player {
         return try audioLevel
     }
 
-    /// Changes the volume by `step` (linear, 0.1 = ten percent points), never below 0.
-    @discardableResult
-    public func changeVolume(by step: Double) throws -> AudioLevel {
-        try setVolume(try pipeline.get("volume", as: Double.self) + step)
-    }
-
     /// Mutes or unmutes the view.
     @discardableResult
     public func setMuted(_ muted: Bool) throws -> AudioLevel {
