@@ -80,6 +80,7 @@ struct Play: AsyncParsableCommand {
             }
             do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
+            if let problem = languages.problem() { return problem }
             // The priority engineer's options parse `N=level`; which N exist is known here.
             for (number, level) in try priorityOptions.parsedPriorities().sorted(by: { $0.key < $1.key }) {
                 _ = try StageLimits.view(number, count: media.count, input: "--priority \(number)=\(level.rawValue)")

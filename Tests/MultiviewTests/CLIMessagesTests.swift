@@ -88,6 +88,11 @@ final class CLIMessagesTests: XCTestCase {
              "error: --tile 0x0: out of range; allowed: WIDTHxHEIGHT with width 16…7680 and height 16…4320"),
             (["play", "--headless", "--tile", "100000x100000", TestMedia.angle1], 64,
              "error: --tile 100000x100000: out of range; allowed: WIDTHxHEIGHT with width 16…7680 and height 16…4320"),
+            // Silently accepted before.
+            (["play", "--headless", "--audio-lang", "zz", TestMedia.angle1], 64,
+             "error: --audio-lang zz: expected a language code (ISO 639), e.g. en, fr, deu"),
+            (["play", "--headless", "--subtitles", "xx", TestMedia.angle1], 64,
+             "error: --subtitles xx: expected a language code (ISO 639), e.g. en, fr, deu"),
             // It said "Missing value for '--at <at>'".
             (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1.0: out of range; allowed: 0…604800 s"),
             // It wrote PNG data to x.jpg.

@@ -112,6 +112,21 @@ final class StageCommandHabitsTests: XCTestCase {
         XCTAssertEqual(StageCommand.printable("\(error)"), "unknown command '^[[A'; type help for the commands")
     }
 
+    func testLanguagesMustNameALanguage() throws {
+        for code in ["en", "fr", "deu", "ger", "jpn", "EN"] {
+            XCTAssertEqual(try StageLimits.language(code, input: code), code)
+        }
+        for code in ["zz", "zzz", "xx", "und", "e", "english", "e1", ""] {
+            XCTAssertThrowsError(try StageLimits.language(code, input: "--audio-lang \(code)"), code) { error in
+                XCTAssertEqual("\(error)", "--audio-lang \(code): expected a language code (ISO 639), e.g. en, fr, deu")
+            }
+        }
+        XCTAssertEqual(StageCommand.parse("lang 1 audio fr"), .audioLanguage(view: 1, language: "fr"))
+        XCTAssertEqual(StageCommand.parse("subs 2 off"), .subtitles(view: 2, language: nil))
+        guard case .failure(let error) = StageCommand.read("subs 2 xx") else { return XCTFail("subs 2 xx parsed") }
+        XCTAssertEqual("\(error)", "subs 2 xx: expected a language code (ISO 639), e.g. en, fr, deu")
+    }
+
     func testAudioLevelLabels() {
         XCTAssertNil(Player.AudioLevel(volume: 1, muted: false).label, "the media's own level: nothing to show")
         XCTAssertEqual(Player.AudioLevel(volume: 0.5, muted: false).label, "vol 50%")

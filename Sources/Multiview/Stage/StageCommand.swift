@@ -101,9 +101,10 @@ public enum StageCommand: Sendable, Equatable {
             let number: Int? = ["none", "0", "-"].contains(words[1].lowercased()) ? nil : try view(words[1])
             return first == "audio" ? .preferAudio(number) : .preferExternal(number)
         case ("lang", 4) where words[2].lowercased() == "audio":
-            return .audioLanguage(view: try view(words[1]), language: words[3])
+            return .audioLanguage(view: try view(words[1]), language: try StageLimits.language(words[3], input: trimmed))
         case ("subs", 3):
-            return .subtitles(view: try view(words[1]), language: words[2].lowercased() == "off" ? nil : words[2])
+            let language = words[2].lowercased() == "off" ? nil : try StageLimits.language(words[2], input: trimmed)
+            return .subtitles(view: try view(words[1]), language: language)
         case ("ff", 2), ("rew", 2):
             return .trickPlay(view: try view(words[1]), rate: first == "ff" ? 8 : -8)
         case ("preview", 4):

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The ranges every number a user gives the stage or the CLI must fall in, and the checks that say so in one line.
 /// Pure: no pipeline, no clock (`StageLimitsTests` runs in milliseconds).
 public enum StageLimits {
@@ -99,6 +101,16 @@ public enum StageLimits {
         guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
         guard abs(value) <= span else { throw .outOfRange(input: input, allowed: allowed) }
         return value
+    }
+
+    /// `--audio-lang fr`, `subs N en`, `lang N audio deu`: an ISO 639 code (2 or 3 letters) that names a language
+    /// (`zz` does not), as Foundation's locale data knows them; `und` (undetermined) is refused too, as no choice.
+    public static func language(_ code: String, input: String) throws(StageInputError) -> String {
+        let known = code.count >= 2 && code.count <= 3 && code.allSatisfy { $0.isASCII && $0.isLetter }
+            && code.lowercased() != "und"
+            && Locale(identifier: "en").localizedString(forLanguageCode: code.lowercased()) != nil
+        guard known else { throw .malformed(input: input, expected: "a language code (ISO 639), e.g. en, fr, deu") }
+        return code
     }
 
     /// An absolute seek against the end of the media (the shortest of the views, so that no view is sent past
