@@ -104,14 +104,21 @@ struct Routes: AsyncParsableCommand {
         }
         if !anyVideo { print("  (no X display answers: headless only)") }
         print("Audio routes:")
+        var routes: [AudioRoute] = []
         do {
             let client = try await PulseAudioClient.connect()
-            for route in try await AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable)) {
-                print("  \(route)")
-            }
+            routes = try await AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable))
+            for route in routes { print("  \(route)") }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(1)
         }
+        // A name no sink has was silently ignored: say so (after the listing, which names the sinks there are).
+        let names = Set(routes.map(\.sinkName))
+        let unknown = nonMixable.filter { !names.contains($0) }
+        for name in unknown {
+            FileHandle.standardError.write(Data("error: --non-mixable \(name): no such sink (the sink names are listed above)\n".utf8))
+        }
+        if !unknown.isEmpty { throw ExitCode(64) }
     }
 }
