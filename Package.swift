@@ -152,6 +152,13 @@ let package = Package(
             dependencies: ["TestSupport", "TrickPlay", "HLS", "Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The CLI's pure parts (option parsing, language option lines): no pipeline, no daemon.
+        .testTarget(
+            name: "MultiviewCLITests",
+            dependencies: ["MultiviewCLI", "Multiview", "Priority", "GStreamer",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "MultiviewTests",
             dependencies: ["TestSupport", "Multiview", "GStreamer", "CGStreamer", .product(name: "Clocks", package: "swift-clocks")],

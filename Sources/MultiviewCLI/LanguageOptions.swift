@@ -10,6 +10,19 @@ struct LanguageOptions: ParsableArguments {
     @Option(name: .long, help: "Subtitle language for every view that has it (e.g. en), or 'off'.")
     var subtitles: String?
 
+    /// A language option that names no language (`--audio-lang zz` was silently accepted): its one line.
+    func problem() -> String? {
+        do {
+            if let audioLang { _ = try StageLimits.language(audioLang, input: "--audio-lang \(audioLang)") }
+            if let subtitles, subtitles.lowercased() != "off" {
+                _ = try StageLimits.language(subtitles, input: "--subtitles \(subtitles)")
+            }
+        } catch {
+            return "\(error)"
+        }
+        return nil
+    }
+
     var preferences: LanguagePreferences {
         let subs: LanguagePreferences.Subtitles
         switch subtitles?.lowercased() {

@@ -8,15 +8,21 @@ import TrickPlay
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play several files or URIs side by side: one grid window, or headless.",
+        // One line per paragraph (a trailing backslash continues it): the parser wraps them to the terminal's width;
+        // hard breaks inside a sentence made it wrap mid-sentence.
         discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, q or Esc = quit, 1-9 = cycle that view's
-        priority (low → default → high) on a shared link.
-        With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, m = mute all, / and * = volume −/+10, \
+        ? or h = help, q or Esc = quit, 1-9 = cycle that view's priority (low → default → high) on a shared link.
+
+        On stdin: \(StageCommand.summary). Type help while playing for every key and command.
+
+        With --coordinated the commands act on the group (from whichever view), `r N` replays the last seconds of \
         view N at 2× and rejoins, `add URI` adds a view that joins in sync.
-        The same on stdin: \(StageCommand.help).
-        Rates are 1/8…8; a number out of range is refused with one line naming it and the allowed range.
-        q, --duration, SIGINT and SIGTERM end the process within 2 s (a second SIGINT at once).
-        Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr);
+
+        A number out of range is refused with one line naming it and the allowed range (rates 1/8…8, volumes \
+        0…150 %). q, --duration, SIGINT and SIGTERM end the process within 2 s (a second SIGINT at once).
+
+        Exit status: 0 when every view played; 1 when any view failed (one line per failed view on stderr); \
         130 / 143 after SIGINT / SIGTERM; 64 for an option out of range.
         """
     )
@@ -56,14 +62,15 @@ struct Play: AsyncParsableCommand {
     var languages: LanguageOptions
 
     @Argument(help: "Media files or URIs (file://, http://…).")
-    var media: [String]
+    var media: [String] = []
 
     func validate() throws {
-        if media.isEmpty { throw ValidationError("give at least one file or URI") }
+        // `multiview` alone (as `mpv` alone): the help, not "Missing expected argument" above it.
+        if media.isEmpty { throw CleanExit.helpRequest(MultiviewCommand.self) }
     }
 
     /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.
-    private func inputProblem() -> String? {
+    func inputProblem() -> String? {
         do {
             if let duration {
                 guard let seconds = Double(duration) else {
@@ -73,6 +80,7 @@ struct Play: AsyncParsableCommand {
             }
             do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
+            if let problem = languages.problem() { return problem }
             // The priority engineer's options parse `N=level`; which N exist is known here.
             for (number, level) in try priorityOptions.parsedPriorities().sorted(by: { $0.key < $1.key }) {
                 _ = try StageLimits.view(number, count: media.count, input: "--priority \(number)=\(level.rawValue)")

@@ -38,14 +38,16 @@ struct PriorityOptions: ParsableArguments {
         return result
     }
 
-    /// "6M" → 6_000_000; nil when malformed or not positive.
+    /// "6M" → 6_000_000; nil when malformed, below 1 bit/s or beyond `Int`.
     static func parseRate(_ text: String) -> Int? {
         let scales: [Character: Double] = ["k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9]
         var number = Substring(text)
         var scale = 1.0
         if let last = text.last, let s = scales[last] { scale = s; number = text.dropLast() }
-        guard let value = Double(number), value > 0, value.isFinite else { return nil }
-        return Int(value * scale)
+        // At least 1 bit/s (`0.4` is no rate), and within Int: `1e30G` once trapped converting to Int.
+        guard let value = Double(number), case let bps = value * scale, bps.isFinite, bps >= 1,
+              bps < Double(Int.max) else { return nil }
+        return Int(bps)
     }
 
     /// The stage observer when any view is HLS or an option was given; nil otherwise.

@@ -35,6 +35,7 @@ struct RemoteControlOptions: ParsableArguments {
             server: server, skipInterval: skipInterval,
             coordinatorLookup: { player in coordination?.coordination(for: player)?.coordinator },
             onQuit: { commands.yield(.quit) },
+            onVolume: { commands.yield(.setVolume(view: nil, percent: ($0 * 100).rounded())) },
             note: { reporter.note($0) })
         await remote.start()
         return remote

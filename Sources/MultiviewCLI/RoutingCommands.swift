@@ -38,10 +38,12 @@ struct RoutingOptions: ParsableArguments {
         if parsedSize == nil { throw ValidationError("--external-size must look like 1280x720") }
     }
 
-    private var parsedSize: (Int, Int)? {
-        let parts = externalSize.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] >= 16, parts[1] >= 16 else { return nil }
-        return (parts[0], parts[1])
+    /// `--external-size WxH`, both sides at least 16; nil for anything else (`1280x720xfoo` and `x1280x720` were
+    /// taken once: the parts that were no number were dropped, and empty parts skipped).
+    var parsedSize: (Int, Int)? {
+        let parts = externalSize.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2, let width = parts[0], let height = parts[1], width >= 16, height >= 16 else { return nil }
+        return (width, height)
     }
 
     /// The arbiter for `play`, started; nil without routing flags. Problems are one clear line each, and the views
@@ -102,14 +104,21 @@ struct Routes: AsyncParsableCommand {
         }
         if !anyVideo { print("  (no X display answers: headless only)") }
         print("Audio routes:")
+        var routes: [AudioRoute] = []
         do {
             let client = try await PulseAudioClient.connect()
-            for route in try await AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable)) {
-                print("  \(route)")
-            }
+            routes = try await AudioRoutes.list(client: client, markedNonMixable: Set(nonMixable))
+            for route in routes { print("  \(route)") }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(1)
         }
+        // A name no sink has was silently ignored: say so (after the listing, which names the sinks there are).
+        let names = Set(routes.map(\.sinkName))
+        let unknown = nonMixable.filter { !names.contains($0) }
+        for name in unknown {
+            FileHandle.standardError.write(Data("error: --non-mixable \(name): no such sink (the sink names are listed above)\n".utf8))
+        }
+        if !unknown.isEmpty { throw ExitCode(64) }
     }
 }

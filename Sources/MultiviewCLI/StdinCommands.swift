@@ -12,7 +12,7 @@ enum StdinCommands {
                     if trimmed.isEmpty { continue }
                     switch StageCommand.read(trimmed) {
                     case .success(let command): continuation.yield(command)
-                    case .failure(let error): reporter.error("\(error)")
+                    case .failure(let error): reporter.error(StageCommand.printable("\(error)"))
                     }
                 }
                 continuation.finish()

@@ -14,7 +14,8 @@ struct PreviewCommand: AsyncParsableCommand {
     @Argument(help: "The HLS multi-variant playlist (http(s) or file URL).")
     var master: String
 
-    @Option(name: .long, help: "Media time in seconds.")
+    // Unconditional: `--at -1` is a value out of range (one line saying so), not a missing value.
+    @Option(name: .long, parsing: .unconditional, help: "Media time in seconds.")
     var at: Double
 
     @Option(name: .long, help: "Output image: .png, or .ppm.")
@@ -27,6 +28,11 @@ struct PreviewCommand: AsyncParsableCommand {
     var view: String = "1"
 
     func validate() throws {
+        // The format follows the extension: `x.jpg` wrote PNG data before.
+        let suffix = URL(fileURLWithPath: output).pathExtension.lowercased()
+        guard ["png", "ppm"].contains(suffix) else {
+            throw ValidationError("--output \(output): the image format follows the extension: .png or .ppm")
+        }
         do {
             _ = try StageLimits.mediaTime(at, input: "--at \(at)")
             if let size { do { _ = try StageLimits.tile(size) } catch { throw ValidationError("--size \(error)") } }
@@ -42,7 +48,7 @@ struct PreviewCommand: AsyncParsableCommand {
         do {
             let frame = try await player.preview(at: at, width: width, height: height)
             let data = try await frame.encoded(forPath: output, view: view)
-            try data.write(to: URL(fileURLWithPath: output))
+            try PreviewFile.write(data, to: output)
             print("preview: view \(view) at \(at) s -> \(output) (\(frame.width)x\(frame.height))")
         } catch let error as TrickPlayViewError {
             TerminalReporter().error("\(error)")
@@ -134,4 +140,24 @@ struct TrickPlayCommand: AsyncParsableCommand {
 /// anything without a scheme as a file path.
 private func masterURL(_ text: String) -> URL {
     URL(string: text).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: text)
+}
+
+/// Writes a preview image; a folder that is missing or a file that cannot be written is one line in the user's terms
+/// (Foundation's own error would print its domain and code).
+enum PreviewFile {
+    static func write(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            TerminalReporter().error("--output \(path): no folder \(folder)")
+            throw ExitCode(1)
+        }
+        do {
+            try data.write(to: url)
+        } catch {
+            TerminalReporter().error("--output \(path): cannot write the file there (permissions or a full disk)")
+            throw ExitCode(1)
+        }
+    }
 }

@@ -307,7 +307,8 @@ public final class MPRISServer: Sendable {
             continuation.yield(.rate(rate))
             return true
         case "Volume":
-            // Each view keeps its own volume; the remote's volume is not applied (the property stays 1.0).
+            guard let volume = GVariantBuilding.double(value) else { return false }
+            continuation.yield(.volume(max(0, volume)))
             return true
         default:
             return false

@@ -29,6 +29,8 @@ public enum RemoteCommand: Sendable, Equatable {
     case setPosition(trackID: String, microseconds: Int64)
     /// The `Rate` property was written (0 means pause, as the specification says).
     case rate(Double)
+    /// The `Volume` property was written (linear, 1.0 = the media's level; negative values arrive as 0).
+    case volume(Double)
     case quit
     case raise
 }
@@ -63,6 +65,8 @@ public struct NowPlaying: Sendable, Equatable {
     public var canGoPrevious = false
     public var minimumRate = 0.125
     public var maximumRate = 8.0
+    /// The group's volume as the remote last set it (linear); stdin's `volume` does not change it.
+    public var volume = 1.0
 
     public init() {}
 
@@ -87,7 +91,7 @@ public struct NowPlaying: Sendable, Equatable {
             "PlaybackStatus": .string(status.rawValue),
             "Rate": .double(rate),
             "Metadata": .dictionary(metadata),
-            "Volume": .double(1.0),
+            "Volume": .double(volume),
             "MinimumRate": .double(minimumRate),
             "MaximumRate": .double(maximumRate),
             "CanGoNext": .bool(canGoNext),

@@ -19,6 +19,8 @@ public actor RemoteControl {
     public let skipInterval: Double
     private let coordinatorLookup: @Sendable (Player) -> PlaybackCoordinator?
     private let onQuit: @Sendable () -> Void
+    /// Applies a `Volume` the remote set to every view (linear, already within `volumeRange`).
+    private let onVolume: @Sendable (Double) -> Void
     private let note: @Sendable (String) -> Void
 
     private var players: [Int: Player] = [:]
@@ -35,11 +37,13 @@ public actor RemoteControl {
 
     public init(server: MPRISServer, skipInterval: Double = 10,
                 coordinatorLookup: @escaping @Sendable (Player) -> PlaybackCoordinator? = { _ in nil },
-                onQuit: @escaping @Sendable () -> Void = {}, note: @escaping @Sendable (String) -> Void = { _ in }) {
+                onQuit: @escaping @Sendable () -> Void = {}, onVolume: @escaping @Sendable (Double) -> Void = { _ in },
+                note: @escaping @Sendable (String) -> Void = { _ in }) {
         self.server = server
         self.skipInterval = skipInterval
         self.coordinatorLookup = coordinatorLookup
         self.onQuit = onQuit
+        self.onVolume = onVolume
         self.note = note
     }
 
@@ -205,7 +209,17 @@ public actor RemoteControl {
 
     // MARK: Commands
 
+    /// The volumes a remote may set, linear: the stage's `volume` range (0 … 150 %).
+    public static let volumeRange: ClosedRange<Double> = 0...1.5
+
     private func perform(_ command: RemoteCommand) async {
+        if case .volume(let asked) = command {
+            // The whole group's volume (every view), published back as applied.
+            let volume = min(max(asked, Self.volumeRange.lowerBound), Self.volumeRange.upperBound)
+            onVolume(volume)
+            server.update { $0.volume = volume }
+            return
+        }
         guard let player = focused else {
             note("MPRIS \(command): no view to act on yet")
             return
@@ -246,7 +260,7 @@ public actor RemoteControl {
                 }
             case .quit:
                 onQuit()
-            case .raise:
+            case .raise, .volume:
                 break
             }
         } catch {

@@ -46,7 +46,7 @@ final class StageCommandTaskTests: XCTestCase {
         let statusCame = await eventually(timeout: .seconds(2)) { reporter.statusLines.count > statusLines }
         XCTAssertTrue(statusCame, "the status line came while `ff 1` was stuck")
         input.yield(.seekTo(12))
-        let seeked = await eventually(timeout: .seconds(10)) { reporter.notes.contains("seekTo(12.0) done") }
+        let seeked = await eventually(timeout: .seconds(10)) { reporter.notes.contains("seek 12: done") }
         XCTAssertTrue(seeked, "both views seeked while view 1's trick play was stuck: \(reporter.notes)")
         for player in await stage.currentPlayers {
             XCTAssertGreaterThanOrEqual(player.queryPosition()?.seconds ?? 0, 11.9, "\(player.view)")
@@ -84,7 +84,7 @@ final class StageCommandTaskTests: XCTestCase {
         XCTAssertTrue(playing)
         input.yield(.seekTo(5))
         input.yield(.seekTo(15))
-        let done = await eventually(timeout: .seconds(10)) { reporter.notes.contains("seekTo(15.0) done") }
+        let done = await eventually(timeout: .seconds(10)) { reporter.notes.contains("seek 15: done") }
         XCTAssertTrue(done, "\(reporter.notes)")
         for player in await stage.currentPlayers {
             let position = player.queryPosition()?.seconds ?? 0

@@ -98,25 +98,3 @@ final class CommandLog: Sendable {
     }
     var commands: [RemoteCommand] { storage.lock.withLock { storage.items } }
 }
-
-/// Pure logic: what changes are signalled.
-final class NowPlayingTests: XCTestCase {
-    func testOnlyChangedPropertiesAreSignalled() {
-        var a = NowPlaying()
-        a.status = .playing
-        var b = a
-        b.rate = 2
-        XCTAssertEqual(b.changedProperties(since: a), ["Rate": .double(2)])
-        XCTAssertTrue(a.changedProperties(since: a).isEmpty)
-    }
-
-    func testMetadataAndClearing() {
-        var state = NowPlaying()
-        state.track = NowPlaying.Track(trackID: "/t/1", title: "T", length: .milliseconds(1500), url: "file:///x", views: ["x"])
-        XCTAssertEqual(state.metadata["mpris:length"], .int64(1_500_000))
-        XCTAssertEqual(state.metadata["mpris:trackid"], .objectPath("/t/1"))
-        XCTAssertEqual(state.metadata["multiview:views"], .strings(["x"]))
-        state.track = nil
-        XCTAssertTrue(state.metadata.isEmpty)
-    }
-}

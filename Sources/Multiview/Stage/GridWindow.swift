@@ -121,7 +121,9 @@ public final class GridWindow: Sendable {
                 XNextEvent(display, &event)
                 switch event.type {
                 case KeyPress:
-                    let keysym = XLookupKeysym(&event.xkey, 0)
+                    // The shifted symbol when Shift is held: `?` and `*` are Shift+/ and Shift+8 on most layouts.
+                    let shifted = event.xkey.state & UInt32(ShiftMask) != 0
+                    let keysym = XLookupKeysym(&event.xkey, shifted ? 1 : 0)
                     let key = Int32(keysym)
                     if let pending = routeKey, key >= XK_0 && key <= XK_9 {
                         let number = key == XK_0 ? nil : Int(key - XK_0)
@@ -130,14 +132,10 @@ public final class GridWindow: Sendable {
                         continue
                     }
                     routeKey = nil
-                    switch key {
-                    case XK_a, XK_v: routeKey = key
-                    case XK_space: onCommand(.togglePause)
-                    case XK_Left: onCommand(.seekBy(-10))
-                    case XK_Right: onCommand(.seekBy(10))
-                    case XK_q, XK_Escape: onCommand(.quit)
-                    case XK_1...XK_9: onCommand(.priority(view: Int(keysym) - Int(XK_1) + 1, level: "next"))
-                    default: break
+                    if key == XK_a || key == XK_v {
+                        routeKey = key
+                    } else if let command = GridWindow.command(forKey: key) {
+                        onCommand(command)
                     }
                 case ClientMessage:
                     if UInt(event.xclient.data.l.0) == deleteAtom { onCommand(.quit) }
@@ -156,6 +154,24 @@ public final class GridWindow: Sendable {
         }
         XDestroyWindow(display, Window(windowID))
         XCloseDisplay(display)
+    }
+
+    /// The command a key press stands for (keysyms as X11 names them), nil for a key that does nothing. `a` and
+    /// `v` wait for a digit (the event loop handles them). Volume keys are mpv's `/` and `*`: mpv's other pair, 9
+    /// and 0, are taken here by the views' priorities (`StageHelp.keys` lists them).
+    public static func command(forKey key: Int32) -> StageCommand? {
+        switch key {
+        case XK_space: return .togglePause
+        case XK_Left: return .seekBy(-10)
+        case XK_Right: return .seekBy(10)
+        case XK_q, XK_Escape: return .quit
+        case XK_1...XK_9: return .priority(view: Int(key - XK_1) + 1, level: "next")
+        case XK_m: return .toggleMute(view: nil)
+        case XK_slash, XK_KP_Divide: return .changeVolume(by: -10)
+        case XK_asterisk, XK_KP_Multiply: return .changeVolume(by: 10)
+        case XK_question, XK_h: return .help
+        default: return nil
+        }
     }
 
     private func drawMessages(_ messages: [Int: String], display: OpaquePointer) {

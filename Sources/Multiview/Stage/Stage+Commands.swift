@@ -11,6 +11,10 @@ extension Stage {
                 _ = try StageLimits.view(number, count: views.count, input: command.typed)
             }
             switch command {
+            case .help:
+                reporter.note(StageHelp.text)
+            case .setVolume, .changeVolume, .toggleMute:
+                startVolume(command)
             case .quit:
                 afterEarlierCommands { [self] in await end(.quit) }
             case .status:
@@ -118,7 +122,7 @@ extension Stage {
     }
 
     /// What a command task does when it ended: a failure is one error line; the target's entry is forgotten.
-    private func finisher(_ target: CommandTarget) -> @Sendable (Int, CommandResult) async -> Void {
+    func finisher(_ target: CommandTarget) -> @Sendable (Int, CommandResult) async -> Void {
         { [self] id, result in await commandEnded(target, id: id, result: result) }
     }
 
@@ -198,7 +202,7 @@ extension Stage {
         default: break
         }
         for case .failed(let line) in results { reporter.error(line) }
-        reporter.note("\(command) done")
+        reporter.note("\(command.typed): done")
     }
 
     /// One transport call on one player (coordinated: the player's coordinator takes it to the group).

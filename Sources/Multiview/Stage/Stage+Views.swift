@@ -87,7 +87,8 @@ extension Stage {
             if let waiting = status.waitingToPlay { return "waiting: \(waiting)" }
             return status.state.description.lowercased()
         } ?? ""
-        let extra = observerLabels[number].map { "  \($0)" } ?? ""
+        let level = (try? player.audioLevel.label).flatMap { $0 }.map { "  \($0)" } ?? ""
+        let extra = (observerLabels[number].map { "  \($0)" } ?? "") + level
         let coordination = configuration.coordination, routing = configuration.routing
         commandTasks.start(.status, on: .tag(number), alwaysSupersede: true, {
             var state = viewState
@@ -133,6 +134,7 @@ extension Stage {
                     if let duration = player.pipeline.queryDuration() { text += "/\(duration)" }
                 }
                 if let label = observerLabels[view.number] { text += " [\(label)]" }
+                if let level = try? players[view.number]?.audioLevel.label { text += " [\(level)]" }
             } else {
                 text += "opening"
             }

@@ -32,6 +32,15 @@ public enum StageCommand: Sendable, Equatable {
     case trickPlay(view: Int, rate: Double)
     /// `preview N SECONDS PATH.png`: a scrub preview of view N (its I-frame at or before SECONDS) written to PATH.
     case preview(view: Int, seconds: Double, path: String)
+    /// `help` / `?` / `h` (also the window's `?` and `h` keys): the table of keys and commands (`StageHelp`).
+    case help
+    /// `volume N 50` (view N) / `volume 80` (every view): the volume in percent of the media's level
+    /// (`StageLimits.volumes`), through playbin3's own volume.
+    case setVolume(view: Int?, percent: Double)
+    /// `volume +10` / `volume -10`, the window's `/` and `*` keys: every view's volume changed by that many points.
+    case changeVolume(by: Double)
+    /// `mute N` / `mute` (the window's `m` key): toggles view N's mute, or every view's (all muted unless all were).
+    case toggleMute(view: Int?)
 
     /// Parses a stdin line: `p`, `play`, `pause`, `+10`, `-10`, `seek 42.5`, `rate 2`, `s`, `q`, ….
     /// Returns nil for anything that is no valid command (`read` says why).
@@ -67,12 +76,21 @@ public enum StageCommand: Sendable, Equatable {
         case ("q", 1), ("quit", 1), ("exit", 1): return .quit
         case ("s", 1), ("status", 1): return .status
         case ("seek", 2):
+            return try StageLimits.seek(words[1], input: trimmed)
+        case ("help", 1), ("?", 1), ("h", 1):
+            return .help
+        case ("volume", 2), ("vol", 2):
             let arg = words[1]
-            let value = try number(arg)
             if arg.hasPrefix("+") || arg.hasPrefix("-") {
-                return .seekBy(try StageLimits.relativeSeek(value, input: trimmed))
+                return .changeVolume(by: try StageLimits.volumeStep(try number(arg), input: trimmed))
             }
-            return .seekTo(try StageLimits.mediaTime(value, input: trimmed))
+            return .setVolume(view: nil, percent: try StageLimits.volume(try number(arg), input: trimmed))
+        case ("volume", 3), ("vol", 3):
+            return .setVolume(view: try view(words[1]), percent: try StageLimits.volume(try number(words[2]), input: trimmed))
+        case ("mute", 1), ("m", 1):
+            return .toggleMute(view: nil)
+        case ("mute", 2), ("m", 2):
+            return .toggleMute(view: try view(words[1]))
         case ("r", 2):
             return .whatHappened(try view(words[1]))
         case ("add", 2):
@@ -83,9 +101,10 @@ public enum StageCommand: Sendable, Equatable {
             let number: Int? = ["none", "0", "-"].contains(words[1].lowercased()) ? nil : try view(words[1])
             return first == "audio" ? .preferAudio(number) : .preferExternal(number)
         case ("lang", 4) where words[2].lowercased() == "audio":
-            return .audioLanguage(view: try view(words[1]), language: words[3])
+            return .audioLanguage(view: try view(words[1]), language: try StageLimits.language(words[3], input: trimmed))
         case ("subs", 3):
-            return .subtitles(view: try view(words[1]), language: words[2].lowercased() == "off" ? nil : words[2])
+            let language = words[2].lowercased() == "off" ? nil : try StageLimits.language(words[2], input: trimmed)
+            return .subtitles(view: try view(words[1]), language: language)
         case ("ff", 2), ("rew", 2):
             return .trickPlay(view: try view(words[1]), rate: first == "ff" ? 8 : -8)
         case ("preview", 4):
@@ -94,8 +113,8 @@ public enum StageCommand: Sendable, Equatable {
         case ("rate", 2):
             return .rate(try StageLimits.rate(try number(words[1]), input: trimmed))
         default:
-            if words.count == 1, first.hasPrefix("+") || first.hasPrefix("-"), let value = Double(first) {
-                return .seekBy(try StageLimits.relativeSeek(value, input: trimmed))
+            if words.count == 1, first.hasPrefix("+") || first.hasPrefix("-") {
+                return try StageLimits.seek(first, input: trimmed)
             }
             throw .unknownCommand(trimmed)
         }
@@ -122,6 +141,10 @@ public enum StageCommand: Sendable, Equatable {
         case .subtitles(let n, let language): return "subs \(n) \(language ?? "off")"
         case .trickPlay(let n, let rate): return "\(rate > 0 ? "ff" : "rew") \(n)"
         case .preview(let n, let s, let path): return "preview \(n) \(seconds(s)) \(path)"
+        case .help: return "help"
+        case .setVolume(let n, let percent): return "volume \(n.map { "\($0) " } ?? "")\(seconds(percent))"
+        case .changeVolume(let step): return "volume \(step < 0 ? "" : "+")\(seconds(step))"
+        case .toggleMute(let n): return "mute\(n.map { " \($0)" } ?? "")"
         }
     }
 
@@ -139,6 +162,8 @@ public enum StageCommand: Sendable, Equatable {
         case .whatHappened(let n), .priority(let n, _), .audioLanguage(let n, _), .subtitles(let n, _),
              .trickPlay(let n, _), .preview(let n, _, _):
             return n
+        case .setVolume(let n, _), .toggleMute(let n):
+            return n
         case .preferAudio(let n), .preferExternal(let n):
             return n
         default:
@@ -146,5 +171,21 @@ public enum StageCommand: Sendable, Equatable {
         }
     }
 
-    public static let help = "commands: p (play/pause all), +10 / -10 (seek by seconds), seek 42.5, rate 2, s (status), q (quit); lang N audio fr, subs N en|off; coordinated: r N (what happened? on view N), add URI; HLS: priority N low|default|high; routing: audio N, external N (none clears); HLS I-frames: ff N, rew N (8x/-8x; any transport command resumes), preview N SECONDS PATH.png"
+    /// `text` with control characters shown in caret notation (ESC as `^[`, DEL as `^?`): a line typed with arrow
+    /// keys or ^C quoted back in an error must not move the cursor or change the terminal.
+    public static func printable(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x20: shown += "^" + String(UnicodeScalar(UInt8(scalar.value + 0x40)))
+            case 0x7f: shown += "^?"
+            case 0x80..<0xa0: shown += String(format: "\\u{%X}", scalar.value)
+            default: shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
+
+    /// The commands in one line, for `play --help`; the table `help` prints is `StageHelp.text`.
+    public static let summary = "p (play/pause all), +10 / -10, seek 1:23 / seek 42.5 / seek -5, rate 2, volume [N] 50, mute [N], s (status), q (quit), help (every command)"
 }

@@ -47,6 +47,8 @@ enum CommandTarget: Hashable, Sendable {
     case tag(Int)
     /// Telling the routing layer a view ended or failed.
     case viewEnded(Int)
+    /// `volume …` / `mute …`: one chain for every view, so two quick `mute`s toggle twice, in order.
+    case volume
 }
 
 /// How one command (or one view's part of it) ended.

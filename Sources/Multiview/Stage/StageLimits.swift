@@ -1,3 +1,5 @@
+import Foundation
+
 /// The ranges every number a user gives the stage or the CLI must fall in, and the checks that say so in one line.
 /// Pure: no pipeline, no clock (`StageLimitsTests` runs in milliseconds).
 public enum StageLimits {
@@ -46,6 +48,69 @@ public enum StageLimits {
         guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
         guard value >= 0, value <= maxSeconds else { throw .outOfRange(input: input, allowed: allowed) }
         return value
+    }
+
+    /// `seek 1:23` / `seek 1:02:03` / `seek 42.5` (absolute), `seek +5` / `seek -1:30` / `+10` (relative: a sign
+    /// makes it relative, as in mpv).
+    public static func seek(_ word: String, input: String) throws(StageInputError) -> StageCommand {
+        let sign: Double? = word.hasPrefix("+") ? 1 : word.hasPrefix("-") ? -1 : nil
+        let magnitude = sign == nil ? Substring(word) : word.dropFirst()
+        guard let seconds = clockTime(magnitude) else {
+            throw .malformed(input: input, expected: "a time: 42.5, 1:23 or 1:02:03 (absolute), +5 or -1:30 (relative)")
+        }
+        if let sign { return .seekBy(try relativeSeek(sign * seconds, input: input)) }
+        return .seekTo(try mediaTime(seconds, input: input))
+    }
+
+    /// "42.5" → 42.5, "1:23" → 83, "1:02:03.5" → 3723.5; nil for anything else (minutes and seconds after the first
+    /// part are 0…59, as on a clock; the first part may be any size: "90:00").
+    static func clockTime(_ text: Substring) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.first != "+" && $0.first != "-" })
+        else { return nil }
+        guard let last = Double(parts[parts.count - 1]), last.isFinite || parts.count == 1 else { return nil }
+        if parts.count == 1 { return last }
+        guard last < 60 else { return nil }
+        var total = last
+        var unit = 60.0
+        for (index, part) in parts.dropLast().reversed().enumerated() {
+            guard let value = Int(part), value >= 0 else { return nil }
+            // Every part but the first is on a clock face.
+            if index < parts.count - 2, value >= 60 { return nil }
+            total += Double(value) * unit
+            unit *= 60
+        }
+        return total
+    }
+
+    /// Volumes in percent of the media's own level: 0 (silent) … 150 (a 1.5× gain; above it speech clips).
+    public static let volumes: ClosedRange<Double> = 0...150
+
+    /// `volume [N] P`: finite and within `volumes`.
+    public static func volume(_ value: Double, input: String) throws(StageInputError) -> Double {
+        let allowed = "\(format(volumes.lowerBound))…\(format(volumes.upperBound)) (percent)"
+        guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
+        guard volumes.contains(value) else { throw .outOfRange(input: input, allowed: allowed) }
+        return value
+    }
+
+    /// `volume +P` / `volume -P`: a step of at most the whole range either way.
+    public static func volumeStep(_ value: Double, input: String) throws(StageInputError) -> Double {
+        let span = volumes.upperBound - volumes.lowerBound
+        let allowed = "-\(format(span))…+\(format(span)) (percent points)"
+        guard value.isFinite else { throw .notFinite(input: input, allowed: allowed) }
+        guard abs(value) <= span else { throw .outOfRange(input: input, allowed: allowed) }
+        return value
+    }
+
+    /// `--audio-lang fr`, `subs N en`, `lang N audio deu`: an ISO 639 code (2 or 3 letters) that names a language
+    /// (`zz` does not), as Foundation's locale data knows them; `und` (undetermined) is refused too, as no choice.
+    public static func language(_ code: String, input: String) throws(StageInputError) -> String {
+        let known = code.count >= 2 && code.count <= 3 && code.allSatisfy { $0.isASCII && $0.isLetter }
+            && code.lowercased() != "und"
+            && Locale(identifier: "en").localizedString(forLanguageCode: code.lowercased()) != nil
+        guard known else { throw .malformed(input: input, expected: "a language code (ISO 639), e.g. en, fr, deu") }
+        return code
     }
 
     /// An absolute seek against the end of the media (the shortest of the views, so that no view is sent past
@@ -120,7 +185,7 @@ public enum StageInputError: Error, Equatable, CustomStringConvertible {
         case .pastTheEnd(let input, let end):
             return "\(input): past the end of the media; allowed: 0…\(String(format: "%.1f", end)) s (nothing moved)"
         case .unknownCommand(let line):
-            return "unknown command '\(line)'; \(StageCommand.help)"
+            return "unknown command '\(line)'; type help for the commands"
         }
     }
 }
