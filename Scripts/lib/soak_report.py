@@ -12,6 +12,7 @@ import re, sys
 FAULT_RECOVERY = 15.0     # s after a fault ends during which a view may still be recovering
 PAUSE_ALLOWANCE = 2.0     # s after the resuming `p` for the views to play again
 WHAT_HAPPENED = 15.0      # s after `r N` during which view N is suspended / catching up
+REALIGN = 3.0             # s after a group command (seek, +N/-N, rate, p, add) or `subs N` (view N) for the re-align
 FROZEN_AFTER = 2.0        # not PLAYING for longer than this, outside the windows above = frozen
 SKEW_SETTLE = 3.0         # s after any command before a status line counts for the coarse skew
 SKEW_GUARD_MS = 100.0     # coarse-skew p99 bound (3 frames at 30 fps; HLS positions step by up to ~50 ms here):
@@ -19,6 +20,7 @@ SKEW_GUARD_MS = 100.0     # coarse-skew p99 bound (3 frames at 30 fps; HLS posit
 GROWTH = 0.05             # RSS / fds / threads growth allowed after warm-up
 STATES = "PLAYING|PAUSED|BUFFERING|STOPPED|FAILED|ENDED|opening"
 PART = re.compile(rf"^(\d+) (.*?) ({STATES})\b(.*)$")
+WAITING = re.compile(r"^ \[(loading|buffering|seeking|waiting)")
 POSITION = re.compile(r"(\d+):(\d\d):(\d\d(?:\.\d+)?)")
 
 
@@ -46,9 +48,42 @@ def read_status(path):
                 continue
             pos = POSITION.search(p.group(4))
             seconds = int(pos.group(1)) * 3600 + int(pos.group(2)) * 60 + float(pos.group(3)) if pos else None
-            views[int(p.group(1))] = (p.group(3), seconds, part.strip())
+            state = p.group(3)
+            if state == "PLAYING" and WAITING.match(p.group(4)):
+                state = "WAITING"          # PLAYING but "[waiting …]": asked to play, not playing
+            views[int(p.group(1))] = (state, seconds, part.strip())
         lines.append((float(stamp), views))
+    # PLAYING with the position not moving for a second or more (a stuck sink that still says PLAYING): STUCK.
+    last = {}
+    for t, views in lines:
+        for v, (state, pos, text) in list(views.items()):
+            before = last.get(v)
+            if state == "PLAYING" and pos is not None and before and t - before[0] >= 0.9 and pos == before[1]:
+                views[v] = ("STUCK", pos, text + " (position not moving)")
+            if pos is not None and (before is None or pos != before[1]):
+                last[v] = (t, pos)
     return lines
+
+
+def is_group_command(text):
+    word = text.split()[0]
+    return word in ("seek", "rate", "p", "add") or word[0] in "+-"
+
+
+def realign_seconds(events, status):
+    """For each group command: seconds until the first status line with every view PLAYING, when that came
+    before the next command or fault (else the command is left out)."""
+    marks = [(t, kind, text) for t, kind, text in events if kind in ("cmd", "fault-begin", "fault-end")]
+    out = []
+    for i, (t, kind, text) in enumerate(marks):
+        if kind != "cmd" or not is_group_command(text) or text == "p":
+            continue
+        until = marks[i + 1][0] if i + 1 < len(marks) else float("inf")
+        ready = next((s for s, views in status if t < s < until and views
+                      and all(st == "PLAYING" for st, _, _ in views.values())), None)
+        if ready is not None:
+            out.append(ready - t)
+    return out
 
 
 def windows(events, status):
@@ -71,6 +106,10 @@ def windows(events, status):
                 paused_at = None
         elif kind == "cmd" and text.startswith("r "):
             out.append((t, t + WHAT_HAPPENED, int(text.split()[1]), text))
+        if kind == "cmd" and is_group_command(text):
+            out.append((t, t + REALIGN, None, "re-align"))
+        elif kind == "cmd" and text.startswith("subs "):
+            out.append((t, t + REALIGN, int(text.split()[1]), "re-align"))
     for name, t in fault_at.items():      # a fault whose end never came: to the end of the run
         out.append((t, float("inf"), None, f"fault {name}"))
     if paused_at is not None:
@@ -117,8 +156,8 @@ def frozen_episodes(status, wins, run_end):
             # the instant the outside-window time crossed FROZEN_AFTER (1 s resolution is enough)
             t = s
             while t < e and outside(s, t, v, wins) <= FROZEN_AFTER:
-                t += 0.5
-            out.append((v, t, e, text))
+                t += 0.25
+            out.append((v, min(t, e), e, text))
     return out
 
 
@@ -171,11 +210,23 @@ def main():
         print(f"{t - start:6.0f} {rss / 1024:7.1f} {fds:5.0f} {threads:7.0f} {playing:>8} {n_frozen:6d} {skew:>8}  {open_windows}")
 
     print()
+    realign = realign_seconds(events, status)
+    if realign:
+        print(f"command -> every view PLAYING (status lines, 1 s steps; {len(realign)} group commands): "
+              f"p50 {percentile(realign, 50):.1f} s, max {max(realign):.1f} s (allowed without counting: "
+              f"{REALIGN:g} s + {FROZEN_AFTER:g} s)")
     verdicts = []
     for v, s, e, text in frozen:
-        print(f"frozen: view {v} from {s - start:.0f} s to {e - start:.0f} s (outside any allowed window); status said: {text}")
+        print(f"frozen: view {v} from {s - start:.1f} s to {e - start:.1f} s (not PLAYING > {FROZEN_AFTER:g} s outside "
+              f"the allowed windows); status then: {text[:160]}")
     verdicts.append(("0 frozen views", not frozen, f"{len(frozen)} frozen episode(s)"))
     verdicts.append(("player alive at the end", alive, "alive" if alive else "exited early (see stderr.log)"))
+    quit_text = next((text for _, kind, text in events if kind == "exit-after-q"), "none (not recorded)")
+    try:
+        quit_ok, quit_detail = float(quit_text) <= 2.0, f"exited {float(quit_text):.2f} s after q"
+    except ValueError:
+        quit_ok, quit_detail = False, quit_text
+    verdicts.append(("q ends the process within 2 s", quit_ok, quit_detail))
 
     values = list(skews.values())
     p99 = percentile(values, 99)
