@@ -88,11 +88,11 @@ def realign_seconds(events, status):
 
 def windows(events, status):
     """Allowed windows: [(start, end, view or None for all, why)]. Start-up: from the start to the first status
-    line with every view PLAYING."""
+    line with every view PLAYING, + REALIGN for them to settle."""
     ready = next((t for t, views in status if views and all(s == "PLAYING" for s, _, _ in views.values())),
                  float("inf"))
     # from before the start event: the player prints its first lines while the script is still noting its pid
-    out, paused_at, fault_at = [(float("-inf"), ready, None, "start-up")], None, {}
+    out, paused_at, fault_at = [(float("-inf"), ready + REALIGN, None, "start-up")], None, {}
     for t, kind, text in events:
         if kind == "fault-begin":
             fault_at[text] = t
