@@ -13,6 +13,7 @@ FAULT_RECOVERY = 15.0     # s after a fault ends during which a view may still b
 PAUSE_ALLOWANCE = 2.0     # s after the resuming `p` for the views to play again
 WHAT_HAPPENED = 15.0      # s after `r N` during which view N is suspended / catching up
 REALIGN = 3.0             # s after a group command (seek, +N/-N, rate, p, add) or `subs N` (view N) for the re-align
+STATUS_GAP = 3.0          # s without a status line before the process counts as hung
 FROZEN_AFTER = 2.0        # not PLAYING for longer than this, outside the windows above = frozen
 SKEW_SETTLE = 3.0         # s after any command before a status line counts for the coarse skew
 SKEW_GUARD_MS = 100.0     # coarse-skew p99 bound (3 frames at 30 fps; HLS positions step by up to ~50 ms here):
@@ -221,6 +222,12 @@ def main():
               f"the allowed windows); status then: {text[:160]}")
     verdicts.append(("0 frozen views", not frozen, f"{len(frozen)} frozen episode(s)"))
     verdicts.append(("player alive at the end", alive, "alive" if alive else "exited early (see stderr.log)"))
+    # The status line comes once a second whatever the views do (README): a longer silence is a hung process.
+    stamps = [t for t, _ in status if t <= run_end] + [run_end]
+    gaps = [(b - a, a) for a, b in zip(stamps, stamps[1:])]
+    gap, gap_at = max(gaps) if gaps else (float("inf"), start)
+    verdicts.append((f"a status line at least every {STATUS_GAP:g} s", gap <= STATUS_GAP,
+                     f"longest silence {gap:.1f} s from {gap_at - start:.0f} s"))
     quit_text = next((text for _, kind, text in events if kind == "exit-after-q"), "none (not recorded)")
     try:
         quit_ok, quit_detail = float(quit_text) <= 2.0, f"exited {float(quit_text):.2f} s after q"
