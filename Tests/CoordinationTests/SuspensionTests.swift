@@ -270,7 +270,8 @@ final class SuspensionTests: XCTestCase {
         let first = set.firstFrames(since: endNs)
         let starts = first.values.map { Double($0.renderClockNs) / 1e6 }
         XCTAssertEqual(first.count, 3)
-        XCTAssertLessThan((starts.max() ?? 0) - (starts.min() ?? .infinity), 10, "first renders after the interstitial (ms)")
+        XCTAssertLessThan((starts.max() ?? 0) - (starts.min() ?? .infinity), 10,
+                          "first renders after the interstitial (ms), per view: \(first.mapValues { (Double($0.renderClockNs) - Double(endNs)) / 1e6 })")
         assertAligned(set, since: endNs, minFrames: 25, "after the interstitial")
         await set.tearDown()
     }
