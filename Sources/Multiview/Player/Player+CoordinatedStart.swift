@@ -39,31 +39,14 @@ extension Player {
         pipeline.startTime = .zero
     }
 
-    /// Goes back to an uncoordinated pipeline: the system clock (every view's clock, see `useSystemClock`), base
-    /// time chosen at each PLAYING. The audio keeps following that clock.
+    /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
     public func releaseClock() {
         coordinated.clock = nil
-        pipeline.useClock(Clock.systemClock())
+        audio.followsSharedClock = false
+        audio.clockGuard = nil
+        pipeline.autoClock()
         pipeline.startTime = .zero
         apply(.coordinatedWaiting(false))
-    }
-
-    /// The clock model of every view, coordinated or not: the pipeline runs on the system clock and its
-    /// PulseAudio playout follows it (`followSharedClock`), never the other way round.
-    ///
-    /// Why: with pulsesink as the pipeline's clock (GStreamer's default), whatever PulseAudio does to the stream
-    /// stops the video with it. A stream moved to another sink (the routing arbiter's swap) froze its view's video
-    /// for 1–2 s and left it behind the others for good, and a fresh stream's time jump near 1.9 s of media held
-    /// every uncoordinated view ~1 s (bare gst-play-1.0 does the same). Coordinated views, already on the system
-    /// clock with the audio following, never showed either. The follower costs one skew computation per audio
-    /// buffer on the sink's streaming thread. Called by `load`, before the pipeline first leaves NULL;
-    /// `adoptClock` replaces the clock with the group's.
-    func useSystemClock() {
-        guard coordinated.clock == nil else { return }
-        pipeline.useClock(Clock.systemClock())
-        guard !audio.followsSharedClock else { return }
-        audio.followsSharedClock = true
-        if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
     }
 
     /// Shows "waiting to play — waiting for coordinated playback" (or clears it).

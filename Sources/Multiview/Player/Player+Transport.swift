@@ -12,7 +12,6 @@ extension Player {
             throw error
         }
         takePipelineDown()
-        useSystemClock()
         self.source = source
         failure = nil
         apply(.loaded)
