@@ -33,12 +33,7 @@ final class StageCommandTaskTests: XCTestCase {
             await finished.set()
             return outcome
         }
-        let playing = await eventually(timeout: .seconds(20)) {
-            let players = await stage.currentPlayers
-            guard players.count == 2 else { return false }
-            for p in players where await p.currentStatus.state != .playing { return false }
-            return true
-        }
+        let playing = await eventually(timeout: .seconds(20)) { await stage.hasPlaying(views: 2) }
         XCTAssertTrue(playing)
         input.yield(.trickPlay(view: 1, rate: 8))
         let statusLines = reporter.statusLines.count
@@ -73,15 +68,8 @@ final class StageCommandTaskTests: XCTestCase {
         let stage = Stage(configuration: StageConfiguration(
             sources: Array(TestMedia.angles.prefix(2)).map(MediaSource.init), headless: true, duration: 8,
             audio: .fakeSink), reporter: reporter)
-        let (commands, input) = AsyncStream<StageCommand>.makeStream()
-        let run = Task { await stage.run(commands: commands) }
-        let playing = await eventually(timeout: .seconds(20)) {
-            let players = await stage.currentPlayers
-            guard players.count == 2 else { return false }
-            for p in players where await p.currentStatus.state != .playing { return false }
-            return true
-        }
-        XCTAssertTrue(playing)
+        let running = await startStage(stage, views: 2)
+        let input = running.input, run = running.run
         input.yield(.seekTo(5))
         input.yield(.seekTo(15))
         let done = await eventually(timeout: .seconds(10)) { reporter.notes.contains("seek 15: done") }

@@ -13,16 +13,8 @@ final class StageHabitsTests: XCTestCase {
         let stage = Stage(configuration: StageConfiguration(
             sources: Array(TestMedia.angles.prefix(2)).map(MediaSource.init), headless: true, duration: 20,
             audio: .fakeSink, statusInterval: .milliseconds(200)), reporter: reporter)
-        let (commands, input) = AsyncStream<StageCommand>.makeStream()
-        let run = Task { await stage.run(commands: commands) }
-        let started = await eventually {
-            let players = await stage.currentPlayers
-            guard players.count == 2 else { return false }
-            for p in players where await p.currentStatus.state != .playing { return false }
-            return true
-        }
-        XCTAssertTrue(started, "both views play")
-        return (stage, input, run)
+        let running = await startStage(stage, views: 2, timeout: .seconds(10))
+        return (running.stage, running.input, running.run)
     }
 
     private func command(_ line: String) throws -> StageCommand { try StageCommand.read(line).get() }

@@ -48,15 +48,8 @@ final class StageTests: XCTestCase {
         let stage = Stage(configuration: StageConfiguration(
             sources: Array(TestMedia.angles.prefix(2)).map(MediaSource.init), headless: true, duration: 6,
             audio: .fakeSink), reporter: RecordingReporter())
-        let (commands, input) = AsyncStream<StageCommand>.makeStream()
-        let run = Task { await stage.run(commands: commands) }
-        let started = await eventually {
-            let players = await stage.currentPlayers
-            guard players.count == 2 else { return false }
-            for p in players where await p.currentStatus.state != .playing { return false }
-            return true
-        }
-        XCTAssertTrue(started)
+        let running = await startStage(stage, views: 2, timeout: .seconds(10))
+        let input = running.input, run = running.run
         input.yield(.seekBy(10))
         let jumped = await eventually {
             for p in await stage.currentPlayers where (p.pipeline.queryPosition()?.seconds ?? 0) < 10 { return false }

@@ -121,6 +121,34 @@ final class RecordingReporter: StageReporter, @unchecked Sendable {
     var notes: [String] { lock.withLock { _notes } }
 }
 
+/// A stage the test drives: `input` feeds its commands, `run` ends with its outcome.
+struct RunningStage {
+    let stage: Stage
+    let input: AsyncStream<StageCommand>.Continuation
+    let run: Task<StageOutcome, Never>
+}
+
+/// Starts `stage` on a command stream the test feeds and waits (up to `timeout`) until it has `views` players, all
+/// PLAYING; fails the test (at the caller's line) when they do not come.
+func startStage(_ stage: Stage, views: Int, timeout: Duration = .seconds(20),
+                file: StaticString = #filePath, line: UInt = #line) async -> RunningStage {
+    let (commands, input) = AsyncStream<StageCommand>.makeStream()
+    let run = Task { await stage.run(commands: commands) }
+    let playing = await eventually(timeout: timeout) { await stage.hasPlaying(views: views) }
+    XCTAssertTrue(playing, "not all \(views) views PLAYING within \(timeout)", file: file, line: line)
+    return RunningStage(stage: stage, input: input, run: run)
+}
+
+extension Stage {
+    /// True when the stage has `views` players and every one is PLAYING (for `eventually`).
+    func hasPlaying(views: Int) async -> Bool {
+        let players = currentPlayers
+        guard players.count == views else { return false }
+        for player in players where await player.currentStatus.state != .playing { return false }
+        return true
+    }
+}
+
 /// Test services (PulseAudio, X display) are started by Scripts/test; a test that needs one fails loudly
 /// when it is missing rather than skipping.
 enum Services {
