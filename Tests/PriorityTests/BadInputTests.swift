@@ -53,20 +53,34 @@ final class BadInputTests: XCTestCase {
         XCTAssertTrue(advanced, "\(what): the good view did not advance \(seconds) s from \(before) s (now \(String(describing: after)), \(status))")
     }
 
-    func testA404VariantFailsThatViewOnlyWithAClearError() async throws {
+    /// A bad master playlist served next to out/hls's angles (`folder/master.m3u8` holding `master`): view 1 plays
+    /// it, view 2 angle2 from the same server. Returns once view 1 failed, or after 15 s with `failure` nil.
+    private struct BadMaster {
+        let root: TemporaryDirectory
+        let server: HLSServer
+        let views: Views
+        let failure: PlayerError?
+    }
+
+    private func startBadMaster(_ folder: String, _ master: Data) async throws -> BadMaster {
         let root = try TemporaryDirectory.hlsWebRoot()
-        try FileManager.default.createDirectory(atPath: root.path("missing"), withIntermediateDirectories: true)
-        try """
+        try FileManager.default.createDirectory(atPath: root.path(folder), withIntermediateDirectories: true)
+        try master.write(to: URL(fileURLWithPath: root.path("\(folder)/master.m3u8")))
+        let server = try HLSServer(root: root.url.path)
+        let views = try await start(bad: server.uri("\(folder)/master.m3u8"), goodServer: server)
+        _ = await eventually(timeout: .seconds(15)) { await views.bad.failure != nil }
+        return BadMaster(root: root, server: server, views: views, failure: await views.bad.failure)
+    }
+
+    func testA404VariantFailsThatViewOnlyWithAClearError() async throws {
+        let run = try await startBadMaster("missing", Data("""
         #EXTM3U
         #EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=640x360
         nowhere/index.m3u8
-        """.write(toFile: root.path("missing/master.m3u8"), atomically: true, encoding: .utf8)
-        let server = try HLSServer(root: root.url.path)
-        defer { server.stop() }
-        let views = try await start(bad: server.uri("missing/master.m3u8"), goodServer: server)
-        let failed = await eventually(timeout: .seconds(15)) { await views.bad.failure != nil }
-        let failure = await views.bad.failure
-        XCTAssertTrue(failed, "a 404 variant did not fail the view")
+        """.utf8))
+        defer { run.server.stop() }
+        let views = run.views, failure = run.failure
+        XCTAssertNotNil(failure, "a 404 variant did not fail the view")
         let text = failure?.description ?? ""
         XCTAssertTrue(text.hasPrefix("view 1 (bad)"), text)
         // hlsdemux2 only says "the stream is of a different type"; the manager names the missing variant.
@@ -77,16 +91,10 @@ final class BadInputTests: XCTestCase {
     }
 
     func testAGarbagePlaylistFailsThatViewOnlyWithAClearError() async throws {
-        let root = try TemporaryDirectory.hlsWebRoot()
-        try FileManager.default.createDirectory(atPath: root.path("garbage"), withIntermediateDirectories: true)
-        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })
-            .write(to: URL(fileURLWithPath: root.path("garbage/master.m3u8")))
-        let server = try HLSServer(root: root.url.path)
-        defer { server.stop() }
-        let views = try await start(bad: server.uri("garbage/master.m3u8"), goodServer: server)
-        let failed = await eventually(timeout: .seconds(15)) { await views.bad.failure != nil }
-        let failure = await views.bad.failure
-        XCTAssertTrue(failed, "a garbage playlist did not fail the view")
+        let run = try await startBadMaster("garbage", Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }))
+        defer { run.server.stop() }
+        let views = run.views, failure = run.failure
+        XCTAssertNotNil(failure, "a garbage playlist did not fail the view")
         XCTAssertTrue(failure?.description.hasPrefix("view 1 (bad)") == true, "\(String(describing: failure))")
         // The manager could not read a ladder from it: the view has no rungs and no cap, nothing crashed.
         let report = await views.manager.report(forView: 1)
@@ -105,7 +113,8 @@ final class BadInputTests: XCTestCase {
         let views = try await start(bad: badServer.uri("angle1/master.m3u8"), goodServer: goodServer)
         let playing = await eventually(timeout: .seconds(10)) { await views.bad.currentStatus.state == .playing }
         XCTAssertTrue(playing, "view 1 never played")
-        try await Task.sleep(for: .seconds(1))
+        // Played past 1 s (a position to resume from that is not the start).
+        _ = await eventually(timeout: .seconds(10)) { await views.bad.position?.seconds ?? 0 > 1.0 }
 
         let positionBefore = await views.bad.position?.seconds ?? 0
         XCTAssertGreaterThan(positionBefore, 1.0)
