@@ -44,7 +44,7 @@ final class GroupTransportTests: XCTestCase {
         try await set.players[0].play()
         let playing = await eventually { await set.allPlaying() }
         check(playing, "\(await set.statuses())")
-        try await Task.sleep(for: .seconds(1.5))
+        await set.waitCompared(since: resumeNs, minFrames: 30)
         let first = set.firstFrames(since: resumeNs)
         XCTAssertEqual(first.count, 4, "views that rendered after the resume: \(first.keys.sorted())")
         for (view, record) in first {
@@ -94,7 +94,7 @@ final class GroupTransportTests: XCTestCase {
                                "seek \(step): view index \(i) statuses \(statuses)")
                 log.stop()
             }
-            try await Task.sleep(for: .seconds(1.2))
+            await set.waitCompared(since: doneNs, minFrames: 25)
             // Every view's first frame after the barrier is the target frame: its position jumped there.
             let first = set.firstFrames(since: doneNs)
             XCTAssertEqual(first.count, 3)
@@ -178,7 +178,7 @@ final class GroupTransportTests: XCTestCase {
         }
         XCTAssertTrue(joined, "late joiner events \(lateEvents.values)")
 
-        try await Task.sleep(for: .seconds(1.5))
+        await set.waitCompared(since: joinedNs, minFrames: 30)
         assertAligned(set, since: joinedNs, minFrames: 30, "after late join")
         // The late joiner's first frame is where the group was when it started (it did not start from 0).
         let first = try XCTUnwrap(set.firstFrames(since: joinNs)[4])
@@ -273,6 +273,11 @@ final class MissedStartInstantTests: XCTestCase {
 /// The player started at `at` from the frame `preparedPlayer` prepared (2 s) and plays; stops it.
 private func assertPlaysFromThePreparedFrame(_ player: Player, _ recorder: SyncRecorder, at: ClockTime,
                                              file: StaticString = #filePath, line: UInt = #line) async throws {
+    // Waits (up to 3 s) for a frame rendered from the instant on and PLAYING, rather than sleeping "long enough".
+    _ = await eventually(timeout: .seconds(3)) {
+        guard recorder.frames.contains(where: { $0.renderClockNs >= at.nanoseconds - 5_000_000 }) else { return false }
+        return await player.currentStatus.state == .playing
+    }
     let first = try unwrap(recorder.frames.first { $0.renderClockNs >= at.nanoseconds - 5_000_000 }, file: file, line: line)
     XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame",
                    file: file, line: line)
@@ -300,7 +305,6 @@ final class SinksFirstStartTests: XCTestCase {
                        "every sink is PLAYING as soon as the start returns")
         let followed = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
         XCTAssertTrue(followed, "the pipeline never followed its sinks to PLAYING")
-        try await Task.sleep(for: .milliseconds(400))
         try await assertPlaysFromThePreparedFrame(player, recorder, at: at)
     }
 
@@ -323,7 +327,6 @@ final class SinksFirstStartTests: XCTestCase {
         XCTAssertTrue(followed, "the player refused a start that had been run in time")
         let playing = await eventually(timeout: .seconds(3)) { player.pipeline.currentState == .playing }
         XCTAssertTrue(playing, "the pipeline never followed its sinks")
-        try await Task.sleep(for: .milliseconds(300))
         try await assertPlaysFromThePreparedFrame(player, recorder, at: at)
     }
 

@@ -255,3 +255,14 @@ func settledPosition(_ player: Player, timeout: Duration = .milliseconds(500)) a
     }
     return result
 }
+
+extension CoordinatedViews {
+    /// Waits until the frames rendered since `clockNs` by `views` (all when nil) give the skew analysis at least
+    /// `minFrames` compared frames — the window `assertAligned(minFrames:)` then judges — or `timeout` passes.
+    /// Instead of sleeping a fixed time "long enough" to collect them: it returns as soon as they are there.
+    @discardableResult
+    func waitCompared(since clockNs: UInt64, views: Set<Int>? = nil, minFrames: Int,
+                      timeout: Duration = .seconds(10)) async -> Bool {
+        await eventually(timeout: timeout) { self.analysis(since: clockNs, views: views).summary.frames >= minFrames }
+    }
+}
