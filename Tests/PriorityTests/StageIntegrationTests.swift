@@ -44,19 +44,36 @@ final class StageIntegrationTests: XCTestCase {
             sources: [MediaSource(server.uri("angle1/master.m3u8")), MediaSource(server.uri("angle2/master.m3u8")),
                       MediaSource(server.uri("broken/master.m3u8")),
                       MediaSource(repoRoot.appendingPathComponent("Media/angle4-overhead.mp4").path)],
-            headless: true, duration: 12, audio: .fakeSink)
+            headless: true, duration: 40, audio: .fakeSink)   // a cap only: the test quits once it has seen enough
         let manager = PriorityManager(budget: 8_000_000)
         configuration.observer = PriorityStageObserver(manager: manager, initialPriorities: [1: .high, 2: .low])
         let reporter = Reporter()
         let stage = Stage(configuration: configuration, reporter: reporter)
         let (commands, input) = AsyncStream<StageCommand>.makeStream()
-        Task {
-            try? await Task.sleep(for: .seconds(6))
+        // Once the status shows view 1 high on its top rung and views 2 (low) and 4 playing, the priorities change
+        // by stdin; once both commands are answered, quit (events, not a 6 s sleep and a 12 s run).
+        let driver = Task {
+            let labelled = await eventually(timeout: .seconds(20)) {
+                let lines = reporter.statusLines
+                return lines.contains { $0.contains("[high 1920x1080") }
+                    && lines.contains { $0.contains("| 2 angle2/master.m3u8 PLAYING") && $0.contains("[low ") }
+                    && lines.contains { $0.contains("4 angle4-overhead.mp4 PLAYING") }
+            }
             input.yield(.priority(view: 2, level: "high"))
             input.yield(.priority(view: 1, level: "sideways"))
+            let answered = await eventually(timeout: .seconds(10)) {
+                let notes = reporter.notes
+                return notes.contains { $0.hasPrefix("view 2 priority high") }
+                    && notes.contains("priority: 'sideways' is not low, default or high")
+            }
+            input.yield(.quit)
+            return (labelled, answered)
         }
         let outcome = await stage.run(commands: commands)
         input.finish()
+        let (labelled, answered) = await driver.value
+        XCTAssertTrue(labelled, "the status never showed view 1 high at 1080p with views 2 and 4 playing: \(reporter.statusLines.suffix(3))")
+        XCTAssertTrue(answered, "the priority commands were not answered: \(reporter.notes)")
 
         let lines = reporter.statusLines
         XCTAssertTrue(lines.contains { $0.contains("[high 1920x1080") }, "no high/1080p label: \(lines.suffix(3))")
