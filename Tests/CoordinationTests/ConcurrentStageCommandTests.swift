@@ -4,6 +4,7 @@ import GStreamer
 import Multiview
 import SyncAnalysis
 import SyncBench
+import TestSupport
 import XCTest
 
 /// Stage commands that overlap: `add URI` arrives while `r N` ("what happened?") is still catching up.
@@ -36,7 +37,7 @@ final class ConcurrentStageCommandTests: XCTestCase {
 
         // r 1: view 1 goes back 5 s and plays at 2× until it has caught up (about 5 s).
         let replay = Task { try await stage.whatHappened(first) }
-        try await Task.sleep(for: .seconds(1))
+        _ = await eventually(timeout: .seconds(5)) { await first.rate == 2 }
         let replayRunning = await first.rate
         XCTAssertEqual(replayRunning, 2, "view 1 is replaying at 2× when the add arrives")
 
@@ -44,7 +45,10 @@ final class ConcurrentStageCommandTests: XCTestCase {
         let third = try await addView(Media.angles[2])
         try await stage.join(third)
         let joinedNs = clock.time.nanoseconds
-        try await Task.sleep(for: .seconds(1.5))
+        // Until views 2 and 3 have rendered the frames judged below (10 s limit), not a fixed 1.5 s.
+        _ = await eventually(timeout: .seconds(10)) {
+            analysis(views: [2, 3], from: joinedNs + 300_000_000, to: clock.time.nanoseconds).frames > 20
+        }
         let duringNs = clock.time.nanoseconds
         let stillSuspended = await stage.coordination(for: first)?.coordinator.suspensionReasons ?? []
         XCTAssertEqual(stillSuspended, [.whatHappened], "the add did not end view 1's replay early")
@@ -56,7 +60,9 @@ final class ConcurrentStageCommandTests: XCTestCase {
         // The replay ends by itself; then all three views play aligned.
         try await withDeadline(.seconds(20)) { try await replay.value }
         let rejoinedNs = clock.time.nanoseconds
-        try await Task.sleep(for: .seconds(1.5))
+        _ = await eventually(timeout: .seconds(10)) {
+            analysis(views: [1, 2, 3], from: rejoinedNs + 300_000_000, to: clock.time.nanoseconds).frames > 20
+        }
         let all = analysis(views: [1, 2, 3], from: rejoinedNs + 300_000_000, to: clock.time.nanoseconds)
         XCTAssertEqual(all.views, 3)
         XCTAssertGreaterThan(all.frames, 20)
