@@ -16,7 +16,7 @@ final class CoordinatedPlaybackTests: XCTestCase {
         let playing = await eventually { await set.statuses().allSatisfy { $0.state == .playing } }
         let statuses = await set.statuses()
         XCTAssertTrue(playing, "\(statuses)")
-        try await Task.sleep(for: .seconds(2))
+        _ = await eventually(timeout: .seconds(10)) { set.analysis().summary.frames > 40 }   // the frames judged below
         let result = set.analysis()
         print("skew", result.summary)
         XCTAssertGreaterThan(result.summary.frames, 40)

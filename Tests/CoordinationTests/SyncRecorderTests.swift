@@ -5,6 +5,7 @@ import GStreamer
 @testable import Multiview
 import SyncAnalysis
 import SyncBench
+import TestSupport
 import XCTest
 
 /// The recorder files a frame under the phase whose timeline it was rendered on: after a flushing command a
@@ -25,7 +26,8 @@ final class SyncRecorderTests: XCTestCase {
 
     func testFramesRenderedBeforeTheSeekStayInThePreviousPhase() async throws {
         let (recorder, player) = try await recordedPlayer()
-        try await Task.sleep(for: .milliseconds(1200))
+        // A second of frames on the old timeline (waited for, 10 s limit), then the phase.
+        _ = await eventually(timeout: .seconds(10)) { recorder.frames.count > 30 }
 
         // The phase starts, but the view keeps its old timeline for a while before the seek reaches it.
         recorder.setPhase(1, untilNewSegment: true)
@@ -33,7 +35,7 @@ final class SyncRecorderTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(300))
         let beforeSeek = recorder.frames.filter { $0.phase == 0 }.count
         try await player.seekLocally(to: .seconds(10))
-        try await Task.sleep(for: .milliseconds(500))
+        _ = await eventually(timeout: .seconds(10)) { recorder.frames.filter { $0.phase == 1 }.count > 5 }
         recorder.detachAll()
         await player.stop()
 
@@ -57,7 +59,7 @@ final class SyncRecorderTests: XCTestCase {
         recorder.setPhase(1, untilNewSegment: true)
         let target = ClockTime(nanoseconds: 10_016_000_000)   // angle1 is 30 fps: frames at 10.000 and 10.033 s
         try await player.seekLocally(to: target)
-        try await Task.sleep(for: .milliseconds(500))
+        _ = await eventually(timeout: .seconds(10)) { recorder.frames.filter { $0.phase == 1 }.count > 5 }
         recorder.detachAll()
         await player.stop()
 
@@ -77,7 +79,7 @@ final class SyncRecorderTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(500))
         let switchedAt = clock.time.nanoseconds
         recorder.setPhase(1)
-        try await Task.sleep(for: .milliseconds(500))
+        _ = await eventually(timeout: .seconds(10)) { recorder.frames.filter { $0.renderClockNs > switchedAt + 1_000_000 }.count > 5 }
         recorder.detachAll()
         await player.stop()
 
