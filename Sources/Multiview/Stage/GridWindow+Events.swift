@@ -67,8 +67,8 @@ extension GridWindow {
         labels.release()
         XDestroyWindow(display, window)
         XCloseDisplay(display)
-        Glibc.close(wakePipe.read)
-        Glibc.close(wakePipe.write)
+        // The wake pipe stays open until deinit: another thread may still set a tag, and a closed descriptor's
+        // number is soon reused (by a sink's X connection, whose request stream one stray byte would corrupt).
     }
 
     /// The window is now `width`x`height`: lays the tiles out for it (nothing when it is the size they were laid

@@ -128,6 +128,12 @@ public final class GridWindow: Sendable {
         connection = DisplayConnection(display, tiles: tiles, labels: labels)
     }
 
+    deinit {
+        // Nobody can wake the event thread any more (it held `self` until it ended).
+        if wakePipe.read >= 0 { Glibc.close(wakePipe.read) }
+        if wakePipe.write >= 0 { Glibc.close(wakePipe.write) }
+    }
+
     // MARK: What other threads may read and ask
 
     /// The current layout (it changes when the window is resized).
