@@ -11,7 +11,7 @@ struct Play: AsyncParsableCommand {
         // One line per paragraph (a trailing backslash continues it): the parser wraps them to the terminal's width;
         // hard breaks inside a sentence made it wrap mid-sentence.
         discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, m = mute all, / and * = volume −/+10, \
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, f = fullscreen, m = mute all, / and * = volume −/+10, \
         ? or h = help, q or Esc = quit, 1-9 = cycle that view's priority (low → default → high) on a shared link.
 
         On stdin: \(StageCommand.summary). Type help while playing for every key and command.
