@@ -203,6 +203,54 @@ final class WindowFitTests: XCTestCase {
     }
 }
 
+/// What the tag shows on screen, pixel by pixel: while a view is paused its video is still, so its tag's pixels change
+/// only if the tag is redrawn. (Burnt into the video by a `textoverlay`, as before issue 16, it was not: the text
+/// changed in the element and the screen kept the last frame's.)
+final class WindowTagPixelTests: XCTestCase {
+    func testATagChangeShowsOnScreenWhileThePictureIsStill() async throws {
+        try Services.requireDisplay()
+        let stage = Stage(configuration: StageConfiguration(sources: [MediaSource(TestMedia.angles[0])], headless: false,
+                                                            duration: 30, audio: .fakeSink, tileWidth: 480, tileHeight: 270),
+                          reporter: RecordingReporter())
+        let run = Task { await stage.run() }
+        let playing = await eventually(timeout: .seconds(15)) {
+            await stage.currentPlayers.first?.currentStatus == PlayerStatus(state: .playing)
+        }
+        XCTAssertTrue(playing)
+        let maybeWindow = await stage.gridWindow
+        let window = try XCTUnwrap(maybeWindow)
+        await stage.send(.pause)
+        let paused = await eventually(timeout: .seconds(5)) {
+            await stage.currentPlayers.first?.currentStatus.state == .paused && window.drawnTag(tile: 0)?.hasSuffix("paused") == true
+        }
+        XCTAssertTrue(paused, "tag: \(window.drawnTag(tile: 0) ?? "none")")
+        // The tag's corner of the tile: its bottom 30 rows, right half.
+        func corner() throws -> [UInt8] {
+            let at = try WindowFitTests.geometry(of: window.windowID)
+            let tile = window.layout.tiles[0]
+            let shot = try WindowFitTests.screenshot()
+            var pixels: [UInt8] = []
+            for row in (at.y + tile.y + tile.height - 30)..<(at.y + tile.y + tile.height) {
+                let start = (row * shot.width + at.x + tile.x + tile.width / 2) * 3
+                pixels += shot.rgb[start..<(start + tile.width / 2 * 3)]
+            }
+            return pixels
+        }
+        let before = try corner()
+        XCTAssertEqual(before, try corner(), "paused: the corner is still")
+        let sent = ContinuousClock.now
+        await stage.send(.toggleMute(view: nil))   // the tag gains "  muted"
+        var changed = false
+        while ContinuousClock.now - sent < .seconds(1) && !changed {
+            changed = try corner() != before
+        }
+        XCTAssertTrue(changed, "within 1 s of mute, the paused view's tag changed on screen")
+        XCTAssertEqual(window.drawnTag(tile: 0)?.hasSuffix("muted"), true, window.drawnTag(tile: 0) ?? "none")
+        await stage.send(.quit)
+        _ = await run.value
+    }
+}
+
 extension WindowTests.Screenshot {
     /// Mean colour of a rectangle (RGB, 0…255).
     func meanColour(x: Int, y: Int, width w: Int, height h: Int) -> (Double, Double, Double) {

@@ -64,9 +64,8 @@ extension GridWindow {
             _ = poll(&descriptors, 2, 100)
             if descriptors[1].revents != 0 { drainWakePipe() }
         }
-        labels.release()
         XDestroyWindow(display, window)
-        XCloseDisplay(display)
+        labels.releaseAndFlush()
         // The wake pipe stays open until deinit: another thread may still set a tag, and a closed descriptor's
         // number is soon reused (by a sink's X connection, whose request stream one stray byte would corrupt).
     }
