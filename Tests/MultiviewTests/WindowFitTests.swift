@@ -64,14 +64,32 @@ final class WindowFitTests: XCTestCase {
         """)
     }
 
+    /// Records the tile sizes a stage tells its observer (the HLS priority layer's allocator uses them).
+    final class TileObserver: StageViewObserver, @unchecked Sendable {
+        // Sendable: `sizes` only through `lock`.
+        private let lock = NSLock()
+        private var _sizes: [Int: (Int, Int)] = [:]
+        var sizes: [Int: (Int, Int)] { lock.withLock { _sizes } }
+        func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async {
+            lock.withLock { _sizes[player.view.number] = (tileWidth ?? 0, tileHeight ?? 0) }
+        }
+        func tileResized(view number: Int, width: Int, height: Int) async {
+            lock.withLock { _sizes[number] = (width, height) }
+        }
+        func label(forView number: Int) async -> String? { nil }
+        func perform(_ command: StageCommand) async -> String { "" }
+        func refine(_ failure: PlayerError) async -> PlayerError { failure }
+    }
+
     /// A stage on the bundled angles (cycled to `count` views), in a window, its views playing.
-    private func startStage(count: Int, fitsScreen: Bool, tile: (Int, Int) = (480, 270))
+    private func startStage(count: Int, fitsScreen: Bool, tile: (Int, Int) = (480, 270), observer: TileObserver? = nil)
         async throws -> (Stage, Task<StageOutcome, Never>, GridWindow) {
         try Services.requireDisplay()
         let sources = (0..<count).map { MediaSource(TestMedia.angles[$0 % 4]) }
         var configuration = StageConfiguration(sources: sources, headless: false, duration: 60, audio: .fakeSink,
                                                tileWidth: tile.0, tileHeight: tile.1)
         configuration.fitsScreen = fitsScreen
+        configuration.observer = observer
         let stage = Stage(configuration: configuration, reporter: RecordingReporter())
         let run = Task { await stage.run() }
         let playing = await eventually(timeout: .seconds(45)) {
@@ -157,8 +175,10 @@ final class WindowFitTests: XCTestCase {
     }
 
     func testResizingTheWindowLaysTheTilesOutAgain() async throws {
-        let (stage, run, window) = try await startStage(count: 4, fitsScreen: false, tile: (320, 180))
+        let observer = TileObserver()
+        let (stage, run, window) = try await startStage(count: 4, fitsScreen: false, tile: (320, 180), observer: observer)
         XCTAssertEqual(window.layout, GridLayout.fixed(count: 4, tileWidth: 320, tileHeight: 180))
+        XCTAssertTrue(observer.sizes.values.allSatisfy { $0 == (320, 180) }, "\(observer.sizes)")
         try await assertEveryTileShowsItsView(window, "before the resize")
         // Resized from outside, as a user dragging the corner (through the window manager) would.
         try WindowFitTests.xClient("x11.XMoveResizeWindow(d, \(window.windowID), 0, 0, 1280, 720)")
@@ -166,6 +186,13 @@ final class WindowFitTests: XCTestCase {
         XCTAssertTrue(relaid, "laid out for 1280x720: \(window.layout)")
         XCTAssertEqual(window.layout.tiles, GridLayout.fitting(count: 4, width: 1280, height: 720, aspect: 16.0 / 9.0).tiles)
         XCTAssertTrue(window.tiles.allSatisfy { $0.width > 600 }, "\(window.tiles)")
+        // The observer (HLS priorities) hears each view's new tile size.
+        let told = await eventually(timeout: .seconds(3)) {
+            window.tiles.enumerated().allSatisfy { index, tile in
+                observer.sizes[index + 1].map { $0 == (tile.width, tile.height) } == true
+            }
+        }
+        XCTAssertTrue(told, "observer: \(observer.sizes), tiles: \(window.tiles)")
         try await assertEveryTileShowsItsView(window, "after the resize")
         // The video was scaled to the new tile, not drawn at the old size in its middle: lit at both side edges.
         let rescaled = await eventually(timeout: .seconds(5)) {

@@ -16,10 +16,10 @@ extension Stage {
             let player = try Player(configuration: config)
             players[view.number] = player
             viewSources[view.number] = source
-            if let tile { followTileSize(of: player, tile: index, builtFor: tile) }
             if let observer = configuration.observer {
                 await observer.attach(player, source: source, tileWidth: tile?.width, tileHeight: tile?.height)
             }
+            if let tile { followTileSize(of: player, tile: index, builtFor: tile) }
             await configuration.routing?.attach(player)
             await configuration.playerCreated?(player)
             let events = await player.events()
@@ -61,13 +61,20 @@ extension Stage {
 
     /// The view's video follows its tile's size: the window calls back (on its event thread) whenever the tiles are
     /// laid out again; a layout that came between building the player and this call is caught up at once.
+    /// The observer (HLS priorities: which rung covers the tile) hears the size too, read when its task runs, so
+    /// the last task to run tells the last size whatever order a drag's tasks run in.
     private func followTileSize(of player: Player, tile index: Int, builtFor tile: WindowTarget) {
-        let reporter = self.reporter
+        let reporter = self.reporter, observer = configuration.observer, window = self.window
         let resize: @Sendable (Int, Int) -> Void = { width, height in
             do {
                 try player.resizeTile(width: width, height: height)
             } catch {
                 reporter.error("\(player.view): could not scale the video to its tile (\(width)x\(height)): \(error)")
+            }
+            guard let observer, let window else { return }
+            Task {
+                guard let now = window.tiles.dropFirst(index).first else { return }
+                await observer.tileResized(view: player.view.number, width: now.width, height: now.height)
             }
         }
         if let now = window?.attachTile(index, onResize: resize), now.width != tile.width || now.height != tile.height {
