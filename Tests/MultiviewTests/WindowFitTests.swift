@@ -210,6 +210,21 @@ final class WindowFitTests: XCTestCase {
         await finish(stage, run)
     }
 
+    func testTheWindowKeepsOutOfThePanelsWorkArea() async throws {
+        try Services.requireDisplay()
+        // What a window manager with a 40 px top panel publishes; taken away again whatever happens.
+        let set = try runTool("/usr/bin/xprop", ["-root", "-f", "_NET_WORKAREA", "32c", "-set", "_NET_WORKAREA", "0,40,1920,1040"])
+        XCTAssertEqual(set.status, 0, set.stderr)
+        defer { _ = try? runTool("/usr/bin/xprop", ["-root", "-remove", "_NET_WORKAREA"]) }
+        let window = try GridWindow(tileCount: 9, sizing: .fitScreen)
+        window.start { _ in }
+        defer { window.close() }
+        let at = try WindowFitTests.geometry(of: window.windowID)
+        XCTAssertEqual(at.y, 40, "below the panel: \(at)")
+        XCTAssertLessThanOrEqual(at.y + at.height, 1080, "\(at)")
+        XCTAssertEqual(window.layout.tiles, GridLayout.fitting(count: 9, width: 1920, height: 1040).shrunkToTiles().tiles)
+    }
+
     func testFKeyTogglesFullscreen() async throws {
         let (stage, run, window) = try await startStage(count: 2, fitsScreen: false, tile: (320, 180))
         let before = try WindowFitTests.geometry(of: window.windowID)

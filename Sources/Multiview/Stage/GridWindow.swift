@@ -89,15 +89,20 @@ public final class GridWindow: Sendable {
         screenWidth = Int(XDisplayWidth(display, screen))
         screenHeight = Int(XDisplayHeight(display, screen))
         let layout: GridLayout
+        var origin = (x: Int32(0), y: Int32(0))
         switch sizing {
         case .fixed(let width, let height):
             layout = GridLayout.fixed(count: tileCount, tileWidth: width, tileHeight: height)
             aspect = Double(width) / Double(height)
         case .fitScreen:
-            layout = GridLayout.fitting(count: tileCount, width: screenWidth, height: screenHeight).shrunkToTiles()
+            // The desktop's work area (the screen less the panels) when a window manager publishes one.
+            let area = GridWindow.workArea(display, root: root)
+                ?? (x: 0, y: 0, width: Int(XDisplayWidth(display, screen)), height: Int(XDisplayHeight(display, screen)))
+            layout = GridLayout.fitting(count: tileCount, width: area.width, height: area.height).shrunkToTiles()
+            origin = (Int32(area.x), Int32(area.y))
             aspect = GridLayout.defaultAspect
         }
-        let window = XCreateSimpleWindow(display, root, 0, 0, UInt32(max(layout.width, 1)), UInt32(max(layout.height, 1)),
+        let window = XCreateSimpleWindow(display, root, origin.x, origin.y, UInt32(max(layout.width, 1)), UInt32(max(layout.height, 1)),
                                          0, black, 0x303030) // dark grey frame around the tiles
         XStoreName(display, window, title)
         XSelectInput(display, window, KeyPressMask | StructureNotifyMask)
@@ -132,6 +137,23 @@ public final class GridWindow: Sendable {
         // Nobody can wake the event thread any more (it held `self` until it ended).
         if wakePipe.read >= 0 { Glibc.close(wakePipe.read) }
         if wakePipe.write >= 0 { Glibc.close(wakePipe.write) }
+    }
+
+    /// EWMH `_NET_WORKAREA` of the first desktop (x, y, width, height), nil without one or when it is degenerate.
+    static func workArea(_ display: OpaquePointer, root: Window) -> (x: Int, y: Int, width: Int, height: Int)? {
+        let atom = XInternAtom(display, "_NET_WORKAREA", 1)
+        guard atom != 0 else { return nil }
+        let cardinal: Atom = 6   // XA_CARDINAL (Xatom.h's cast macro does not import into Swift)
+        var type: Atom = 0, format: Int32 = 0
+        var count: UInt = 0, after: UInt = 0
+        var data: UnsafeMutablePointer<UInt8>?
+        let status = XGetWindowProperty(display, root, atom, 0, 4, 0, cardinal, &type, &format, &count, &after, &data)
+        defer { if let data { XFree(data) } }
+        guard status == Success, type == cardinal, format == 32, count >= 4, let data else { return nil }
+        // Format-32 properties come back as C longs.
+        let values = data.withMemoryRebound(to: Int.self, capacity: 4) { Array(UnsafeBufferPointer(start: $0, count: 4)) }
+        guard values[2] > 2 * GridLayout.gap, values[3] > 2 * GridLayout.gap else { return nil }
+        return (values[0], values[1], values[2], values[3])
     }
 
     // MARK: What other threads may read and ask
