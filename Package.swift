@@ -36,8 +36,9 @@ let package = Package(
         ),
         // GIO's GDBus and GVariant: the MPRIS2 server of RemoteControl.
         .systemLibrary(name: "CGIO", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
-        // Xlib: the grid window (Multiview) and the external display window (Routing).
-        .systemLibrary(name: "CXlib", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
+        // Xlib (+ Xft for the tile tags): the grid window (Multiview) and the external display window (Routing).
+        // pkg-config xft gives the freetype include path Xft.h needs.
+        .systemLibrary(name: "CXlib", pkgConfig: "xft", providers: [.apt(["libx11-dev", "libxft-dev"])]),
         // libpulse: the PulseAudio client of Routing.
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         // The one small C shim: only variadic setters, cast macros and trampolines Swift cannot express.

@@ -11,7 +11,7 @@ struct Play: AsyncParsableCommand {
         // One line per paragraph (a trailing backslash continues it): the parser wraps them to the terminal's width;
         // hard breaks inside a sentence made it wrap mid-sentence.
         discussion: """
-        Keys in the window: space = play/pause all, ←/→ = −/+10 s, m = mute all, / and * = volume −/+10, \
+        Keys in the window: space = play/pause all, ←/→ = −/+10 s, f = fullscreen, m = mute all, / and * = volume −/+10, \
         ? or h = help, q or Esc = quit, 1-9 = cycle that view's priority (low → default → high) on a shared link.
 
         On stdin: \(StageCommand.summary). Type help while playing for every key and command.
@@ -39,8 +39,8 @@ struct Play: AsyncParsableCommand {
     @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
     var noAudio = false
 
-    @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT (16…7680 x 16…4320).")
-    var tile: String = "480x270"
+    @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT (16…7680 x 16…4320). Default: tiles fill the screen.")
+    var tile: String?
 
     @Flag(name: .long, help: "Coordinate the views: one clock, play/pause/seek/rate act on the group at one instant.")
     var coordinated = false
@@ -78,7 +78,7 @@ struct Play: AsyncParsableCommand {
                 }
                 _ = try StageLimits.duration(seconds, input: "--duration \(duration)")
             }
-            do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" }
+            if let tile { do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" } }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
             if let problem = languages.problem() { return problem }
             // The priority engineer's options parse `N=level`; which N exist is known here.
@@ -104,10 +104,11 @@ struct Play: AsyncParsableCommand {
         let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
         ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
 
-        let (width, height) = (try? StageLimits.tile(tile)) ?? (480, 270)
+        let (width, height) = (tile.flatMap { try? StageLimits.tile($0) }) ?? (480, 270)
         var configuration = StageConfiguration(
             sources: media.map(MediaSource.init), headless: headless, duration: durationSeconds,
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+        configuration.fitsScreen = tile == nil
         configuration.teardown = .leaveToProcessExit
         var coordinatedStage: CoordinatedStage?
         if coordinated {

@@ -19,6 +19,11 @@ public struct PriorityStageObserver: StageViewObserver {
                              tileWidth: tileWidth, tileHeight: tileHeight)
     }
 
+    /// A bigger tile may use a higher rung (and a smaller one frees bandwidth): the allocator runs again.
+    public func tileResized(view number: Int, width: Int, height: Int) async {
+        await manager.setTile(width: width, height: height, forView: number)
+    }
+
     public func label(forView number: Int) async -> String? {
         guard let report = await manager.report(forView: number), report.rungCount > 0 else { return nil }
         return report.label

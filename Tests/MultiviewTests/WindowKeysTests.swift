@@ -54,12 +54,8 @@ final class WindowKeysTests: XCTestCase {
         try type(["m"], at: center)
         let muted = await eventually(timeout: .seconds(5)) { players.allSatisfy { (try? $0.audioLevel.muted) == true } }
         XCTAssertTrue(muted, "m muted every view; notes: \(reporter.notes)")
-        // Each tile's tag says so.
-        func tags() async -> [String] {
-            var texts: [String] = []
-            for p in players { texts.append((try? await p.tagOverlay?.get("text", as: String.self)) ?? "none") }
-            return texts
-        }
+        // Each tile's tag (the label the window drew) says so.
+        func tags() async -> [String] { players.indices.map { window.drawnTag(tile: $0) ?? "none" } }
         let tagged = await eventually(timeout: .seconds(5)) { await tags().allSatisfy { $0.hasSuffix("  muted") } }
         let texts = await tags()
         XCTAssertTrue(tagged, "tags: \(texts)")

@@ -6,8 +6,8 @@ public enum VideoOutput: Sendable, Equatable {
     case none
     /// Decoded and discarded in real time (`fakesink sync=true`): headless playback, tests, benchmarks.
     case fakeSink
-    /// Drawn by the view's own `ximagesink` into an X11 child window of the grid, scaled to the tile, with
-    /// the tile's tag burnt in by `textoverlay`.
+    /// Drawn by the view's own `ximagesink` into an X11 child window of the grid, scaled to the tile (the grid
+    /// window draws the tile's tag in a label window of its own).
     case window(WindowTarget)
 }
 

@@ -125,9 +125,11 @@ extension Player {
     public var position: ClockTime? { pipeline.queryPosition() }
     public var duration: ClockTime? { pipeline.queryDuration() }
 
-    /// Updates the tag burnt into the tile (window output only).
-    public func setTag(_ text: String) {
-        try? tagOverlay?.set("text", text)
+    /// Scales the video to a new tile size (window output only; the grid window calls it when the tiles are laid out
+    /// again). Thread-safe: capsfilter takes its caps under its object lock and asks upstream to renegotiate, so the
+    /// next frame comes in the new size, letterboxed by videoscale when the aspect ratios differ.
+    public nonisolated func resizeTile(width: Int, height: Int) throws {
+        try tileSizeFilter?.set("caps", fromString: PlayerPipelineBuilder.tileCaps(width: width, height: height))
     }
 
     /// Shows (or stops showing) this view on the external display route. The grid tile keeps playing either way;

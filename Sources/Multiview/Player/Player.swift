@@ -47,7 +47,8 @@ public actor Player {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private let bus: Bus
-    let tagOverlay: Element?
+    /// The caps filter fixing the size the video is scaled to (window output only): the tile's size.
+    let tileSizeFilter: Element?
     /// The valve in front of the external display branch (nil without one); open = this view is on the external route.
     let externalValve: Element?
     /// Latest media time (buffer PTS + duration) that reached a sink, written by pad probes on streaming
@@ -115,7 +116,7 @@ public actor Player {
         let built = try PlayerPipelineBuilder.build(configuration)
         let playbin = built.pipeline
         self.pipeline = playbin
-        self.tagOverlay = built.tagOverlay
+        self.tileSizeFilter = built.tileSizeFilter
         self.externalValve = built.externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime

@@ -7,8 +7,8 @@ enum PlayerPipelineBuilder {
     /// What the player keeps of what was built.
     struct Built {
         var pipeline: Pipeline
-        /// The text overlay burnt into the tile (window output only).
-        var tagOverlay: Element?
+        /// The caps filter fixing the tile size the video is scaled to (window output only).
+        var tileSizeFilter: Element?
         /// The valve in front of the external display branch (nil without one).
         var externalValve: Element?
     }
@@ -39,21 +39,19 @@ enum PlayerPipelineBuilder {
                 if configuration.visualizeAudioOnly { flags.append("vis") }
                 // One sink per view, in the view's own pipeline: frames are shown on the streaming thread at
                 // their clock time, so the window adds no scheduling of its own to the sync we measure.
-                // Ghosted by hand: automatic ghosting would pick textoverlay's unlinked text_sink pad.
+                // Scaled first (fewer pixels to convert), to the tile's size, letterboxed (videoscale's add-borders)
+                // when the video's shape differs; the tile's tag is the grid window's own label, not burnt in, so it
+                // changes at once even while the view is paused.
                 let bin = try Bin.parse("""
-                    videoconvert name=in ! videoscale ! \
-                    video/x-raw,width=\(target.width),height=\(target.height),pixel-aspect-ratio=1/1 ! \
-                    textoverlay name=tag valignment=bottom halignment=right font-desc="Sans Bold 11" \
-                    shaded-background=true ! videoconvert ! ximagesink name=xsink force-aspect-ratio=false
-                    """, ghostUnlinkedPads: false)
-                guard let input = bin.child(named: "in") else { throw GStreamerError.missingElement(factory: "videoconvert") }
-                try bin.addGhostPad(named: "sink", target: try input.staticPad("sink"))
+                    videoscale name=in ! capsfilter name=size caps="\(tileCaps(width: target.width, height: target.height))" ! \
+                    videoconvert ! ximagesink name=xsink force-aspect-ratio=false
+                    """)
                 guard let sink = bin.child(named: "xsink") else {
                     throw GStreamerError.missingElement(factory: "ximagesink")
                 }
                 try sink.setWindowHandle(target.handle)
                 try playbin.set("video-sink", try withExternalBranch(bin, configuration, &built.externalValve))
-                built.tagOverlay = bin.child(named: "tag")
+                built.tileSizeFilter = bin.child(named: "size")
             }
             switch configuration.audio {
             case .none:
@@ -71,6 +69,11 @@ enum PlayerPipelineBuilder {
             throw PlayerError(view: view, cause: .output("\(error)"))
         }
         return built
+    }
+
+    /// The caps a tile's video is scaled to: the tile's size in square pixels.
+    static func tileCaps(width: Int, height: Int) -> String {
+        "video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1"
     }
 
     /// The audio sink of a view without sound output, or of one whose PulseAudio server went away.

@@ -8,7 +8,8 @@ extension Stage {
     func makePlayer(_ view: ViewIdentity, source: MediaSource) async {
         guard let continuation = inputContinuation else { return }
         let index = view.number - 1
-        let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
+        let tile = window.flatMap { index < $0.tiles.count ? $0.tiles[index] : nil }
+        let video: VideoOutput = tile.map { .window($0) } ?? .fakeSink
         var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
         if let routing = configuration.routing { config = await routing.configure(config) }
         do {
@@ -16,9 +17,9 @@ extension Stage {
             players[view.number] = player
             viewSources[view.number] = source
             if let observer = configuration.observer {
-                await observer.attach(player, source: source, tileWidth: window.map { _ in configuration.tileWidth },
-                                      tileHeight: window.map { _ in configuration.tileHeight })
+                await observer.attach(player, source: source, tileWidth: tile?.width, tileHeight: tile?.height)
             }
+            if let tile { followTileSize(of: player, tile: index, builtFor: tile) }
             await configuration.routing?.attach(player)
             await configuration.playerCreated?(player)
             let events = await player.events()
@@ -58,6 +59,29 @@ extension Stage {
         }
     }
 
+    /// The view's video follows its tile's size: the window calls back (on its event thread) whenever the tiles are
+    /// laid out again; a layout that came between building the player and this call is caught up at once.
+    /// The observer (HLS priorities: which rung covers the tile) hears the size too, read when its task runs, so
+    /// the last task to run tells the last size whatever order a drag's tasks run in.
+    private func followTileSize(of player: Player, tile index: Int, builtFor tile: WindowTarget) {
+        let reporter = self.reporter, observer = configuration.observer, window = self.window
+        let resize: @Sendable (Int, Int) -> Void = { width, height in
+            do {
+                try player.resizeTile(width: width, height: height)
+            } catch {
+                reporter.error("\(player.view): could not scale the video to its tile (\(width)x\(height)): \(error)")
+            }
+            guard let observer, let window else { return }
+            Task {
+                guard let now = window.tiles.dropFirst(index).first else { return }
+                await observer.tileResized(view: player.view.number, width: now.width, height: now.height)
+            }
+        }
+        if let now = window?.attachTile(index, onResize: resize), now.width != tile.width || now.height != tile.height {
+            resize(now.width, now.height)
+        }
+    }
+
     func recordFailure(_ error: PlayerError) {
         guard failures[error.view.number] == nil else { return }
         failures[error.view.number] = error
@@ -78,9 +102,11 @@ extension Stage {
         commandTasks.finished(target, id: id)
     }
 
-    /// Redraws view N's tag (window only) in a task of its own; a newer tag replaces one still being made.
+    /// Redraws view N's tag (window only) in a task of its own; a newer tag replaces one still being made. Called on
+    /// every change the tag shows (a player's status or media info, volume, routes, an observer's label), so the
+    /// window's label follows within the time this task takes (milliseconds), paused or not.
     func updateTag(_ number: Int) {
-        guard window != nil, let player = players[number], let view = views.first(where: { $0.number == number })
+        guard let window, let player = players[number], let view = views.first(where: { $0.number == number })
         else { return }
         let info = infos[number].map { $0.resolutionText } ?? "…"
         let viewState = statuses[number].map { status -> String in
@@ -94,7 +120,7 @@ extension Stage {
             var state = viewState
             if let label = await coordination?.label(for: player) { state = label }
             if let routes = await routing?.label(for: number) { state += "  \(routes)" }
-            await player.setTag("\(view.number) \(view.name)  \(info)  \(state)\(extra)")
+            window.setTag("\(view.number) \(view.name)  \(info)  \(state)\(extra)", tile: number - 1)
             return .done
         }, then: { [self] id, _ in await commandTasks_finished(.tag(number), id: id) })
     }

@@ -146,8 +146,9 @@ public actor Stage {
     private func openOutputs() {
         if !configuration.headless {
             do {
-                window = try GridWindow(tileCount: views.count + configuration.spareTiles, tileWidth: configuration.tileWidth,
-                                        tileHeight: configuration.tileHeight)
+                let sizing: GridWindow.TileSizing = configuration.fitsScreen ? .fitScreen
+                    : .fixed(width: configuration.tileWidth, height: configuration.tileHeight)
+                window = try GridWindow(tileCount: views.count + configuration.spareTiles, sizing: sizing)
             } catch {
                 reporter.note("no display (\(error)): playing headless")
             }

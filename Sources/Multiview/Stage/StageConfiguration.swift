@@ -10,8 +10,12 @@ public struct StageConfiguration: Sendable {
     public var duration: Double?
     /// nil: PulseAudio when a server answers, else a fake sink.
     public var audio: AudioOutput?
+    /// Tile size in the window (`--tile WxH`), unless `fitsScreen`.
     public var tileWidth: Int
     public var tileHeight: Int
+    /// Tiles as big as the screen allows for the number of views (the CLI's default when `--tile` is not given);
+    /// `tileWidth`/`tileHeight` are then unused. Either way the tiles follow the window when it is resized.
+    public var fitsScreen = false
     /// Print one status line per interval.
     public var statusInterval: Duration
     /// Coordinated views (one clock, group transport): the coordination layer plugs in here.

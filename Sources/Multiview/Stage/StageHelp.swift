@@ -13,6 +13,7 @@ public enum StageHelp {
     public static let keys: [Row] = [
         Row(input: "space", action: "play / pause every view"),
         Row(input: "← / →", action: "seek -10 s / +10 s"),
+        Row(input: "f", action: "fullscreen on / off (resizing the window lays the tiles out again)"),
         Row(input: "m", action: "mute / unmute every view"),
         Row(input: "/ and *", action: "volume -10 / +10 (every view)"),
         Row(input: "1 … 9", action: "cycle that view's priority on a shared link"),

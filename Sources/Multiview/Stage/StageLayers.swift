@@ -28,6 +28,12 @@ public protocol StageViewObserver: Sendable {
     func perform(_ command: StageCommand) async -> String
     /// The same failure, with a clearer cause when the observer knows one.
     func refine(_ failure: PlayerError) async -> PlayerError
+    /// View `number`'s tile has a new size (the window was resized or went fullscreen).
+    func tileResized(view number: Int, width: Int, height: Int) async
+}
+
+extension StageViewObserver {
+    public func tileResized(view number: Int, width: Int, height: Int) async {}
 }
 
 /// What the routing layer provides to a stage (defined here so the stage need not import it).
