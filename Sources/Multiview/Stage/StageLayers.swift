@@ -28,6 +28,12 @@ public protocol StageViewObserver: Sendable {
     func perform(_ command: StageCommand) async -> String
     /// The same failure, with a clearer cause when the observer knows one.
     func refine(_ failure: PlayerError) async -> PlayerError
+    /// Whether failed view N is being retried (reloaded once its server is back): RETRYING in the status.
+    func isRetrying(view number: Int) async -> Bool
+}
+
+extension StageViewObserver {
+    public func isRetrying(view number: Int) async -> Bool { false }
 }
 
 /// What the routing layer provides to a stage (defined here so the stage need not import it).

@@ -1,0 +1,62 @@
+import Foundation
+import GStreamer
+
+/// What the stage can say about a view's source in the user's terms where GStreamer says little: a scheme no
+/// installed source reads (`foo://x` gave "no decoder installed for FOO protocol source"), and an HTTP server that
+/// cannot be reached (souphttpsrc says only "Internal data stream error." for a refused connection).
+/// Stateless.
+enum SourceDiagnosis {
+    /// The cause a view with this source fails with before it is built, or nil when GStreamer can read the scheme.
+    static func unreadableScheme(_ source: MediaSource) -> PlayerError.Cause? {
+        guard source.path == nil, let colon = source.uri.range(of: "://") else { return nil }
+        let scheme = source.uri[..<colon.lowerBound].lowercased()
+        if !scheme.isEmpty, GStreamer.canRead(scheme: scheme) { return nil }
+        return .setup("unknown scheme '\(scheme)' in \(source.uri): give a file path, or a file://, http://, https:// or rtsp:// URI")
+    }
+
+    /// An http(s) view's failure with the reason the server could not be reached, when it could not; else as it
+    /// was. Off the cooperative pool (a blocking connect on a thread of Dispatch's), at most `timeout`.
+    static func refine(_ failure: PlayerError, source: MediaSource?) async -> PlayerError {
+        if case .network = failure.cause { return failure }
+        guard let source, let url = URL(string: source.uri), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host else { return failure }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let problem = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: reach(host: host, port: port)) }
+        }
+        guard let problem else { return failure }
+        return PlayerError(view: failure.view, cause: .network(problem), underlying: failure.underlying)
+    }
+
+    static let timeout: Int32 = 1000   // ms
+
+    /// nil when a TCP connection to host:port opens; else why not, in words.
+    static func reach(host: String, port: Int) -> String? {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
+            return "host \(host) not found"
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        if connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 { return nil }
+        var code = errno
+        if code == EINPROGRESS {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&descriptor, 1, timeout) == 1 else { return "\(host):\(port) does not answer (no connection within 1 s)" }
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+            if code == 0 { return nil }
+        }
+        switch code {
+        case ECONNREFUSED: return "connection refused by \(host):\(port) (no server listening there)"
+        case ENETUNREACH, EHOSTUNREACH: return "\(host):\(port) is unreachable (no route to it)"
+        case ETIMEDOUT: return "\(host):\(port) does not answer (connection timed out)"
+        default: return "cannot connect to \(host):\(port) (\(String(cString: strerror(code))))"
+        }
+    }
+}
