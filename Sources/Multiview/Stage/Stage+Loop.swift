@@ -20,6 +20,7 @@ extension Stage {
             }
         } else {
             guard let player = players[number] else { return }
+            reporter.note("\(player.view): loop: back to the start")
             let target = CommandTarget.viewTransport(number)
             let (id, task) = commandTasks.start(.seekTo(0), on: target) {
                 await Stage.restart(player)
