@@ -12,6 +12,8 @@ struct StatusBlock {
     private(set) var drawn: [String] = []
     /// The lines last drawn, kept while another line is written above them.
     private var lifted: [String] = []
+    /// Lines the terminal echoed under the block since it was drawn (commands typed on stdin, with their Enter).
+    private var echoedBelow = 0
 
     var isDrawn: Bool { !drawn.isEmpty }
 
@@ -29,10 +31,17 @@ struct StatusBlock {
     /// The bytes that clear the block (the cursor goes to its first line): a line can then be written there.
     mutating func erase() -> String {
         guard !drawn.isEmpty else { return "" }
-        let bytes = "\u{1B}[\(drawn.count)A\r\u{1B}[J"
+        let bytes = "\u{1B}[\(drawn.count + echoedBelow)A\r\u{1B}[J"
+        echoedBelow = 0
         lifted = drawn
         drawn = []
         return bytes
+    }
+
+    /// A line typed on the terminal (echoed by it, not by us) moved the cursor down one more line: the next
+    /// redraw goes that much further up, and the typed line is cleared with the block.
+    mutating func lineEchoed() {
+        if !drawn.isEmpty { echoedBelow += 1 }
     }
 
     /// The bytes that draw the block erased by `erase()` again, below what was written meanwhile.
@@ -47,12 +56,14 @@ struct StatusBlock {
 struct TerminalKind: Sendable {
     var stdoutIsTerminal: Bool
     var stderrIsTerminal: Bool
+    var stdinIsTerminal: Bool
     /// `COLUMNS` when set, else 120 (4 views fit).
     var pipedWidth: Int
 
     static var current: TerminalKind {
         let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).flatMap { $0 >= 40 ? $0 : nil }
         return TerminalKind(stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stderrIsTerminal: isatty(STDERR_FILENO) == 1,
+                            stdinIsTerminal: isatty(STDIN_FILENO) == 1,
                             pipedWidth: columns ?? 120)
     }
 

@@ -32,6 +32,11 @@ final class TerminalReporter: StageReporter {
             }
         }
     }
+    /// A command line was read from a terminal on stdin: the terminal echoed it under the status block.
+    func stdinLineRead() {
+        guard terminal.stdoutIsTerminal, terminal.stdinIsTerminal else { return }
+        state.withLock { $0.block.lineEchoed() }
+    }
     func note(_ line: String) { write("note: \(line)", to: .standardError) }
     func error(_ line: String) { write("error: \(line)", to: .standardError) }
     /// A line on stderr as it is (a failed view's `view 3 (x.mp4): file not found: …`, `info`'s per-file problems).

@@ -31,6 +31,14 @@ final class StatusBlockTests: XCTestCase {
         XCTAssertTrue(block.isDrawn)
     }
 
+    func testATypedCommandIsClearedWithTheBlock() {
+        var block = StatusBlock()
+        _ = block.redraw(report(1), size: (80, 24))
+        block.lineEchoed()
+        XCTAssertTrue(block.redraw(report(1), size: (80, 24)).hasPrefix("\u{1B}[3A\r\u{1B}[J"))
+        XCTAssertTrue(block.redraw(report(1), size: (80, 24)).hasPrefix("\u{1B}[2A\r\u{1B}[J"))
+    }
+
     func testTooManyViewsForTheHeightIsOneCompactLine() {
         var block = StatusBlock()
         let bytes = block.redraw(report(30), size: (100, 24))
