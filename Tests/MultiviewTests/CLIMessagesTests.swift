@@ -131,7 +131,7 @@ final class CLIMessagesTests: XCTestCase {
             (["play", "--headless", "--subtitles", "xx", TestMedia.angle1], 64,
              "error: --subtitles xx: expected a language code (ISO 639), e.g. en, fr, deu"),
             // It said "Missing value for '--at <at>'".
-            (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1.0: out of range; allowed: 0…604800 s"),
+            (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1: out of range; allowed: 0…604800 s"),
             // It wrote PNG data to x.jpg.
             (["preview", "--at", "3", "--output", "/tmp/x.jpg", master], 64,
              "--output /tmp/x.jpg: the image format follows the extension: .png or .ppm"),
