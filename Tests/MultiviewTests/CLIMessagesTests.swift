@@ -35,6 +35,7 @@ final class CLIMessagesTests: XCTestCase {
     /// Issue 16's rows that were wrong at 18d4f33, one bad invocation each: exit status, the one line expected (a
     /// pattern), and nothing internal anywhere in the output.
     func testBadInvocationsAreOneLineInTheUsersTerms() throws {
+        try HLSFixture.ensure()
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mv-empty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
@@ -48,6 +49,9 @@ final class CLIMessagesTests: XCTestCase {
              #"^error: view 1 \(x\.mp4\): network error: connection refused by 127\.0\.0\.1:9 \(no server listening there\)$"#),
             // It printed a GStreamer warning, then "view 1 (): no decoder installed for FOO protocol source".
             (play + ["foo://x"], 1, #"^error: view 1 \(foo://x\): unknown scheme 'foo' in foo://x: give a file path, or a file://, http://"#),
+            // It said "No error message for domain gst-uri-error-quark." after a GLib warning.
+            (play + [HLSFixture.root + "/angle1/master.m3u8"], 1,
+             #"^error: view 1 \(master\.m3u8\): .*master\.m3u8 is an HLS playlist on disk: HLS plays over http\(s\) only"#),
             (["play", "--headless", "--priority", "9=high", TestMedia.angles[0], TestMedia.angles[1]], 64,
              #"^error: --priority 9=high: no view 9; views are 1…2$"#),
             (["play", "--headless", empty.path], 64, #"^error: .*mv-empty-.*: no media files in this folder \(looked for mp4, mkv"#),

@@ -6,9 +6,16 @@ import GStreamer
 /// cannot be reached (souphttpsrc says only "Internal data stream error." for a refused connection).
 /// Stateless.
 enum SourceDiagnosis {
-    /// The cause a view with this source fails with before it is built, or nil when GStreamer can read the scheme.
-    static func unreadableScheme(_ source: MediaSource) -> PlayerError.Cause? {
-        guard source.path == nil, let colon = source.uri.range(of: "://") else { return nil }
+    /// The cause a view with this source fails with before it is built, or nil when it can be tried: a scheme no
+    /// installed source reads, or an HLS playlist on the local disk (GStreamer's HLS demuxer fetches fragments over
+    /// HTTP only: it failed with "No error message for domain gst-uri-error-quark" and a GLib warning).
+    static func refusedBeforePlaying(_ source: MediaSource) -> PlayerError.Cause? {
+        if let path = source.path {
+            guard path.lowercased().hasSuffix(".m3u8"), let data = FileManager.default.contents(atPath: path),
+                  PlaylistExpansion.isHLS(String(decoding: data.prefix(65_536), as: UTF8.self)) else { return nil }
+            return .setup("\(path) is an HLS playlist on disk: HLS plays over http(s) only; serve its folder (e.g. python3 -m http.server) and give the http:// URL")
+        }
+        guard let colon = source.uri.range(of: "://") else { return nil }
         let scheme = source.uri[..<colon.lowerBound].lowercased()
         if !scheme.isEmpty, GStreamer.canRead(scheme: scheme) { return nil }
         return .setup("unknown scheme '\(scheme)' in \(source.uri): give a file path, or a file://, http://, https:// or rtsp:// URI")

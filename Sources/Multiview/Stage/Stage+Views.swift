@@ -7,8 +7,8 @@ extension Stage {
     /// Creates one view's player and forwards its events into the stage's input stream.
     func makePlayer(_ view: ViewIdentity, source: MediaSource) async {
         guard let continuation = inputContinuation else { return }
-        // A scheme nothing reads fails now, in words, rather than as GStreamer's "no decoder for FOO protocol".
-        if let cause = SourceDiagnosis.unreadableScheme(source) { return recordFailure(PlayerError(view: view, cause: cause)) }
+        // A scheme nothing reads, or HLS from the disk, fails now, in words, rather than in GStreamer's.
+        if let cause = SourceDiagnosis.refusedBeforePlaying(source) { return recordFailure(PlayerError(view: view, cause: cause)) }
         let index = view.number - 1
         let video: VideoOutput = window.flatMap { index < $0.tiles.count ? .window($0.tiles[index]) : nil } ?? .fakeSink
         var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
