@@ -128,9 +128,6 @@ extension Stage {
         }
     }
 
-    /// "[  3.0s] 1 angle1-wide.mp4 PLAYING 0:00:03.012/0:00:24.000 | 2 …" (`StageStatus.line`).
-    func statusLine() -> String { statusReport().line }
-
     /// Every view's state now. Built from what the stage holds and one position/duration query per view
     /// (thread-safe queries on the pipeline, not a wait for the player's actor).
     func statusReport() -> StageStatus {
