@@ -14,10 +14,25 @@ struct Info: AsyncParsableCommand {
     func run() async throws {
         let reporter = TerminalReporter()
         var failed = false
-        for item in media {
+        // Folders and plain playlists: their entries, as `play` would play them.
+        let items: [String]
+        do {
+            let expanded = try PlaylistExpansion.expand(media)
+            for note in expanded.notes { reporter.note(note) }
+            items = expanded.media
+        } catch {
+            reporter.line("\(error)")
+            throw ExitCode(1)
+        }
+        for item in items {
             let source = MediaSource(item)
             if let path = source.path, !FileManager.default.fileExists(atPath: path) {
                 reporter.line("\(item): file not found")
+                failed = true
+                continue
+            }
+            if let problem = SourceDiagnosis.unknownScheme(source) {
+                reporter.line("\(item): \(problem)")
                 failed = true
                 continue
             }
@@ -29,7 +44,8 @@ struct Info: AsyncParsableCommand {
                 }
                 print(Info.format(info, name: item))
             } catch {
-                reporter.line("\(item): \(error)")
+                // An unreachable server in words; the discoverer says "Internal data stream error.".
+                reporter.line("\(item): \(await SourceDiagnosis.unreachable(source) ?? "\(error)")")
                 failed = true
             }
         }

@@ -52,6 +52,9 @@ final class CLIMessagesTests: XCTestCase {
             // It said "No error message for domain gst-uri-error-quark." after a GLib warning.
             (play + [HLSFixture.root + "/angle1/master.m3u8"], 1,
              #"^error: view 1 \(master\.m3u8\): .*master\.m3u8 is an HLS playlist on disk: HLS plays over http\(s\) only"#),
+            // `info` said "No URI handler implemented for "foo"." and "Internal data stream error.".
+            (["info", "foo://x"], 1, #"^foo://x: unknown scheme 'foo' in foo://x"#),
+            (["info", "http://127.0.0.1:9/x.mp4"], 1, #"^http://127\.0\.0\.1:9/x\.mp4: connection refused by 127\.0\.0\.1:9"#),
             (["play", "--headless", "--priority", "9=high", TestMedia.angles[0], TestMedia.angles[1]], 64,
              #"^error: --priority 9=high: no view 9; views are 1…2$"#),
             (["play", "--headless", empty.path], 64, #"^error: .*mv-empty-.*: no media files in this folder \(looked for mp4, mkv"#),

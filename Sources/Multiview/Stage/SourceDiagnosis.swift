@@ -5,33 +5,46 @@ import GStreamer
 /// installed source reads (`foo://x` gave "no decoder installed for FOO protocol source"), and an HTTP server that
 /// cannot be reached (souphttpsrc says only "Internal data stream error." for a refused connection).
 /// Stateless.
-enum SourceDiagnosis {
+public enum SourceDiagnosis {
     /// The cause a view with this source fails with before it is built, or nil when it can be tried: a scheme no
-    /// installed source reads, or an HLS playlist on the local disk (GStreamer's HLS demuxer fetches fragments over
-    /// HTTP only: it failed with "No error message for domain gst-uri-error-quark" and a GLib warning).
+    /// installed source reads, or an HLS playlist on the local disk.
     static func refusedBeforePlaying(_ source: MediaSource) -> PlayerError.Cause? {
-        if let path = source.path {
-            guard path.lowercased().hasSuffix(".m3u8"), let data = FileManager.default.contents(atPath: path),
-                  PlaylistExpansion.isHLS(String(decoding: data.prefix(65_536), as: UTF8.self)) else { return nil }
-            return .setup("\(path) is an HLS playlist on disk: HLS plays over http(s) only; serve its folder (e.g. python3 -m http.server) and give the http:// URL")
-        }
-        guard let colon = source.uri.range(of: "://") else { return nil }
+        (unknownScheme(source) ?? localHLS(source)).map { .setup($0) }
+    }
+
+    /// A scheme no installed GStreamer source reads (`foo://x`), in words; nil for a path or a readable scheme.
+    public static func unknownScheme(_ source: MediaSource) -> String? {
+        guard source.path == nil, let colon = source.uri.range(of: "://") else { return nil }
         let scheme = source.uri[..<colon.lowerBound].lowercased()
         if !scheme.isEmpty, GStreamer.canRead(scheme: scheme) { return nil }
-        return .setup("unknown scheme '\(scheme)' in \(source.uri): give a file path, or a file://, http://, https:// or rtsp:// URI")
+        return "unknown scheme '\(scheme)' in \(source.uri): give a file path, or a file://, http://, https:// or rtsp:// URI"
+    }
+
+    /// An HLS playlist on the local disk: GStreamer's HLS demuxer fetches fragments over HTTP only (it failed with
+    /// "No error message for domain gst-uri-error-quark" and a GLib warning).
+    static func localHLS(_ source: MediaSource) -> String? {
+        guard let path = source.path, path.lowercased().hasSuffix(".m3u8"),
+              let data = FileManager.default.contents(atPath: path),
+              PlaylistExpansion.isHLS(String(decoding: data.prefix(65_536), as: UTF8.self)) else { return nil }
+        return "\(path) is an HLS playlist on disk: HLS plays over http(s) only; serve its folder (e.g. python3 -m http.server) and give the http:// URL"
+    }
+
+    /// Why an http(s) source's server cannot be reached ("connection refused by 127.0.0.1:9 (…)"), nil when it can
+    /// (or the source is not http). Off the cooperative pool, at most `timeout`.
+    public static func unreachable(_ source: MediaSource) async -> String? {
+        guard let url = URL(string: source.uri), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: reach(host: host, port: port)) }
+        }
     }
 
     /// An http(s) view's failure with the reason the server could not be reached, when it could not; else as it
     /// was. Off the cooperative pool (a blocking connect on a thread of Dispatch's), at most `timeout`.
     static func refine(_ failure: PlayerError, source: MediaSource?) async -> PlayerError {
         if case .network = failure.cause { return failure }
-        guard let source, let url = URL(string: source.uri), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = url.host else { return failure }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        let problem = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: reach(host: host, port: port)) }
-        }
-        guard let problem else { return failure }
+        guard let source, let problem = await unreachable(source) else { return failure }
         return PlayerError(view: failure.view, cause: .network(problem), underlying: failure.underlying)
     }
 
