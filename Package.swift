@@ -97,7 +97,7 @@ let package = Package(
         // does not collide by case with the `Multiview` library on case-insensitive file systems.
         .executableTarget(
             name: "MultiviewCLI",
-            dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis", "HLS",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -156,7 +156,7 @@ let package = Package(
         // The CLI's pure parts (option parsing, language option lines): no pipeline, no daemon.
         .testTarget(
             name: "MultiviewCLITests",
-            dependencies: ["MultiviewCLI", "Multiview", "Priority", "GStreamer",
+            dependencies: ["MultiviewCLI", "Multiview", "Priority", "GStreamer", "HLS",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -29,4 +29,10 @@ public enum GStreamer {
         gst_object_unref(UnsafeMutableRawPointer(f))
         return true
     }
+
+    /// True when an installed source element reads URIs of that scheme ("file", "http", …; "foo" is not).
+    public static func canRead(scheme: String) -> Bool {
+        ensureInitialized()
+        return gst_uri_protocol_is_supported(GST_URI_SRC, scheme) != 0
+    }
 }

@@ -119,9 +119,9 @@ public enum HLSDiagnosis {
         return result
     }
 
-    private enum Fetched { case success(String), failure(String) }
+    enum Fetched { case success(String), failure(String) }
 
-    private static func fetch(_ url: URL, timeout: TimeInterval) async -> Fetched {
+    static func fetch(_ url: URL, timeout: TimeInterval) async -> Fetched {
         if url.isFileURL {
             guard let data = FileManager.default.contents(atPath: url.path) else { return .failure("file not found") }
             return .success(String(decoding: data, as: UTF8.self))

@@ -17,53 +17,6 @@ struct MultiviewCommand: AsyncParsableCommand {
     )
 }
 
-struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Describe media: duration, container, and every stream's codec, resolution, frame rate, channels.")
-
-    @Argument(help: "Media files or URIs.")
-    var media: [String]
-
-    func run() throws {
-        let reporter = TerminalReporter()
-        var failed = false
-        for item in media {
-            let source = MediaSource(item)
-            if let path = source.path, !FileManager.default.fileExists(atPath: path) {
-                reporter.line("\(item): file not found")
-                failed = true
-                continue
-            }
-            do {
-                let info = try MediaInfo.discover(uri: source.uri)
-                print(Info.format(info, name: item))
-            } catch {
-                reporter.line("\(item): \(error)")
-                failed = true
-            }
-        }
-        if failed { throw ExitCode(1) }
-    }
-
-    static func format(_ info: MediaInfo, name: String) -> String {
-        var lines = ["\(name)"]
-        lines.append("  duration:  \(info.duration.map { $0.description } ?? "unknown")\(info.isLive ? " (live)" : "")")
-        lines.append("  container: \(info.container ?? "none")")
-        for (index, stream) in info.streams.enumerated() {
-            var line = "  stream \(index): \(stream.kind.rawValue), \(stream.codec)"
-            if let w = stream.width, let h = stream.height { line += ", \(w)x\(h)" }
-            if let fps = stream.frameRate { line += String(format: ", %.3g fps", fps) }
-            if let ch = stream.channels { line += ", \(ch) channel\(ch == 1 ? "" : "s")" }
-            if let rate = stream.sampleRate { line += ", \(rate) Hz" }
-            if let br = stream.bitrate { line += ", \(br / 1000) kbit/s" }
-            if let lang = stream.language { line += ", language \(lang)" }
-            lines.append(line)
-        }
-        lines.append(contentsOf: LanguageOptions.optionLines(info))
-        return lines.joined(separator: "\n")
-    }
-}
-
 struct SyncReport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-report",

@@ -51,6 +51,9 @@ struct Play: AsyncParsableCommand {
     @Option(name: .long, help: "Empty tiles kept in the window for views added with 'add URI' (0…16).")
     var spareTiles: Int = 0
 
+    @Flag(name: .long, help: "Start each view again from the beginning at its end (coordinated: the group, together).")
+    var loop = false
+
     @OptionGroup(title: "HLS views on a shared link")
     var priorityOptions: PriorityOptions
     @OptionGroup(title: "Audio routes and the external display")
@@ -61,7 +64,7 @@ struct Play: AsyncParsableCommand {
     @OptionGroup(title: "Languages")
     var languages: LanguageOptions
 
-    @Argument(help: "Media files or URIs (file://, http://…).")
+    @Argument(help: "Media files, folders (their media, by name), .m3u playlists (their entries) or URIs (file://, http://…).")
     var media: [String] = []
 
     func validate() throws {
@@ -70,7 +73,8 @@ struct Play: AsyncParsableCommand {
     }
 
     /// Every number of the command line against its range (`StageLimits`): the first problem as one line, or nil.
-    func inputProblem() -> String? {
+    /// `viewCount`: the views once folders and playlists are expanded (default: one per argument).
+    func inputProblem(viewCount: Int? = nil) -> String? {
         do {
             if let duration {
                 guard let seconds = Double(duration) else {
@@ -83,7 +87,7 @@ struct Play: AsyncParsableCommand {
             if let problem = languages.problem() { return problem }
             // The priority engineer's options parse `N=level`; which N exist is known here.
             for (number, level) in try priorityOptions.parsedPriorities().sorted(by: { $0.key < $1.key }) {
-                _ = try StageLimits.view(number, count: media.count, input: "--priority \(number)=\(level.rawValue)")
+                _ = try StageLimits.view(number, count: viewCount ?? media.count, input: "--priority \(number)=\(level.rawValue)")
             }
         } catch {
             return "\(error)"
@@ -93,7 +97,17 @@ struct Play: AsyncParsableCommand {
 
     func run() async throws {
         let reporter = TerminalReporter()
-        if let problem = inputProblem() {
+        // Folders and plain playlists become their entries (one view each); an HLS playlist stays one view.
+        let media: [String]
+        do {
+            let expanded = try PlaylistExpansion.expand(self.media)
+            for note in expanded.notes { reporter.note(note) }
+            media = expanded.media
+        } catch {
+            reporter.error("\(error)")
+            throw ExitCode(64)
+        }
+        if let problem = inputProblem(viewCount: media.count) {
             reporter.error(problem)
             throw ExitCode(64)
         }
@@ -110,6 +124,7 @@ struct Play: AsyncParsableCommand {
             audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
         configuration.fitsScreen = tile == nil
         configuration.teardown = .leaveToProcessExit
+        configuration.loop = loop
         var coordinatedStage: CoordinatedStage?
         if coordinated {
             coordinatedStage = CoordinatedStage(itemIdentifier: itemId)

@@ -8,6 +8,7 @@ enum StdinCommands {
         AsyncStream { continuation in
             let thread = Thread {
                 while let line = readLine() {
+                    reporter.stdinLineRead()
                     let trimmed = line.trimmingCharacters(in: .whitespaces)
                     if trimmed.isEmpty { continue }
                     switch StageCommand.read(trimmed) {

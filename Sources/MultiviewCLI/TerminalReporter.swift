@@ -2,27 +2,51 @@ import Foundation
 import Multiview
 import Synchronization
 
-/// The CLI's one reporter: status lines on stdout; notes (`note: …`) and error lines (`error: …`) on stderr; one
-/// line each, written at once (scripts read them live). It keeps the failed views, so the per-failed-view lines can
-/// be printed when the run ends — or when a shutdown runs out of time before it does (`ShutdownWatchdog`).
+/// The CLI's one reporter: the status on stdout; notes (`note: …`) and error lines (`error: …`) on stderr; one
+/// line each, written at once (scripts read them live). The status is one line per report when stdout is piped
+/// (`StageStatus.compactLine`), and a block of one line per view redrawn in place on a terminal (`StatusBlock`).
+/// A view's failure is one error line when it happens (the status only says FAILED or RETRYING); the failed views
+/// are kept, so the per-failed-view lines can be printed again when the run ends — or when a shutdown runs out of
+/// time before it does (`ShutdownWatchdog`).
 ///
-/// Owner: the `Mutex` (called from the stage's actor, its command tasks, the stdin, signal and watchdog threads).
+/// Owner: the `Mutex` (called from the stage's actor, its command tasks, the stdin, signal and watchdog threads);
+/// every write happens under it, so a note never lands inside the status block.
 final class TerminalReporter: StageReporter {
     private struct State {
         var failures: [Int: PlayerError] = [:]
         var finalLinesPrinted = false
+        var block = StatusBlock()
     }
     private let state = Mutex(State())
     /// Ends the process if the shutdown takes longer than it may.
     let watchdog = ShutdownWatchdog()
+    private let terminal = TerminalKind.current
 
     func status(_ line: String) { write(line, to: .standardOutput) }
+    func statusReport(_ report: StageStatus) {
+        state.withLock { s in
+            if terminal.stdoutIsTerminal {
+                FileHandle.standardOutput.write(Data(s.block.redraw(report, size: TerminalKind.size()).utf8))
+            } else {
+                FileHandle.standardOutput.write(Data((report.compactLine(width: terminal.pipedWidth) + "\n").utf8))
+            }
+        }
+    }
+    /// A command line was read from a terminal on stdin: the terminal echoed it under the status block.
+    func stdinLineRead() {
+        guard terminal.stdoutIsTerminal, terminal.stdinIsTerminal else { return }
+        state.withLock { $0.block.lineEchoed() }
+    }
     func note(_ line: String) { write("note: \(line)", to: .standardError) }
     func error(_ line: String) { write("error: \(line)", to: .standardError) }
     /// A line on stderr as it is (a failed view's `view 3 (x.mp4): file not found: …`, `info`'s per-file problems).
     func line(_ line: String) { write(line, to: .standardError) }
 
-    func viewFailed(_ failure: PlayerError) { state.withLock { $0.failures[failure.view.number] = failure } }
+    func viewFailed(_ failure: PlayerError) {
+        let new = state.withLock { $0.failures.updateValue(failure, forKey: failure.view.number) == nil }
+        // Once, when it happens: the status line only says FAILED / RETRYING.
+        if new { error(failure.description) }
+    }
     func viewRecovered(_ view: ViewIdentity) { _ = state.withLock { $0.failures.removeValue(forKey: view.number) } }
 
     /// The stage stops now: from here the process has `ShutdownWatchdog.limit` to end.
@@ -68,8 +92,20 @@ final class TerminalReporter: StageReporter {
         _exit(code)
     }
 
+    /// One line on `handle`. On a terminal where the status block is drawn, the block is lifted, the line written
+    /// above it and the block drawn again below.
     private func write(_ line: String, to handle: FileHandle) {
-        handle.write(Data((line + "\n").utf8))
+        state.withLock { s in
+            let text = line + "\n"
+            if terminal.stdoutIsTerminal && (handle === FileHandle.standardOutput || terminal.stderrIsTerminal),
+               s.block.isDrawn {
+                FileHandle.standardOutput.write(Data(s.block.erase().utf8))
+                handle.write(Data(text.utf8))
+                FileHandle.standardOutput.write(Data(s.block.drawAgain().utf8))
+            } else {
+                handle.write(Data(text.utf8))
+            }
+        }
     }
 }
 

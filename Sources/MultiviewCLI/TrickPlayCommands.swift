@@ -34,7 +34,7 @@ struct PreviewCommand: AsyncParsableCommand {
             throw ValidationError("--output \(output): the image format follows the extension: .png or .ppm")
         }
         do {
-            _ = try StageLimits.mediaTime(at, input: "--at \(at)")
+            _ = try StageLimits.mediaTime(at, input: "--at \(StageLimits.format(at))")
             if let size { do { _ = try StageLimits.tile(size) } catch { throw ValidationError("--size \(error)") } }
         } catch let error as StageInputError {
             throw ValidationError("\(error)")

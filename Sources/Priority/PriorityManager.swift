@@ -148,6 +148,9 @@ public actor PriorityManager {
         return await HLSDiagnosis.explain(uri)
     }
 
+    /// Whether `recover(view:)` is bringing view N back now (its status says RETRYING, not FAILED).
+    public func isRecovering(view number: Int) -> Bool { entries[number]?.recovering ?? false }
+
     /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
     /// once the server answers, reloads the view, seeks to where it was and plays. hlsdemux2 itself gives up on
     /// a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the retry is ours.

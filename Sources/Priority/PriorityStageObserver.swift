@@ -45,6 +45,10 @@ public struct PriorityStageObserver: StageViewObserver {
         return "view \(number) priority \(wanted)" + (allocation.map { ", cap \($0.rung)" } ?? "")
     }
 
+    public func isRetrying(view number: Int) async -> Bool {
+        await manager.isRecovering(view: number)
+    }
+
     public func refine(_ failure: PlayerError) async -> PlayerError {
         let number = failure.view.number
         let why = await manager.explainFailure(ofView: number)

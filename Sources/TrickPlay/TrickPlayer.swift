@@ -24,7 +24,7 @@ public enum TrickPlayEvent: Sendable {
 /// AVPlayer's `rate = ±8` over an asset with an I-frame playlist, and of its scrub thumbnails.
 ///
 /// Trick play runs a media clock at `rate` from the start position and shows, whenever the clock crosses an
-/// I-frame boundary, the I-frame at or before it (fetched as a byte range, decoded alone). A slow fetch or
+/// I-frame boundary, the I-frame it crossed (`TrickPlayChoice`) (fetched as a byte range, decoded alone). A slow fetch or
 /// decode skips I-frames rather than slowing the clock, so 8× stays 8×. `stop()` returns the clock so the
 /// view's ordinary player can seek there and resume at 1×.
 ///
@@ -127,7 +127,8 @@ public actor TrickPlayer {
         var shown = -1
         while !Task.isCancelled, let run {
             let now = clock()
-            let index = IFramePlaylist.index(in: trickFrames, at: now)
+            let times = trickFrames.map(\.mediaTime)
+            let index = TrickPlayChoice.index(times: times, clock: now, rate: run.rate, start: run.mediaStart)
             if index != shown {
                 let frame = trickFrames[index]
                 do {
@@ -150,12 +151,7 @@ public actor TrickPlayer {
                 return
             }
             // Sleep until the clock crosses the next I-frame boundary (or the end).
-            let boundary: Double
-            if run.rate > 0 {
-                boundary = index + 1 < trickFrames.count ? trickFrames[index + 1].mediaTime : duration
-            } else {
-                boundary = trickFrames[index].mediaTime > 0 ? trickFrames[index].mediaTime - 1e-6 : 0
-            }
+            let boundary = TrickPlayChoice.boundary(times: times, shown: index, rate: run.rate, duration: duration)
             let wait = max(abs(boundary - clock()) / abs(run.rate), 0.005)
             try? await Task.sleep(for: .seconds(wait))
         }

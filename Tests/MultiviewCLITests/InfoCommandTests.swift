@@ -1,3 +1,4 @@
+import HLS
 import XCTest
 @testable import GStreamer
 @testable import MultiviewCLI
@@ -54,5 +55,25 @@ final class InfoCommandTests: XCTestCase {
             "  audio languages: en (default), fr  (--audio-lang, stdin: lang N audio LANG)",
             "  subtitles: en, und, off  (--subtitles, stdin: subs N LANG|off)",
         ])
+    }
+
+    /// An HLS master: the discoverer said `application/x-hls` and `und, und`; the playlist declares en and fr.
+    func testAnHLSMasterTakesItsLanguagesAndVariantsFromThePlaylist() {
+        let renditions = MediaRendition.parse("""
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="audio-en/index.m3u8"
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="Francais",LANGUAGE="fr",DEFAULT=NO,URI="audio-fr/index.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=696401,RESOLUTION=640x360,AUDIO="aud"
+            v360/index.m3u8
+            """)
+        XCTAssertEqual(renditions, [MediaRendition(type: "AUDIO", name: "English", language: "en", isDefault: true),
+                                    MediaRendition(type: "AUDIO", name: "Francais", language: "fr", isDefault: false)])
+        let discovered = info([stream(.video, "H.264", width: 640, height: 360, fps: 30), stream(.audio, "MPEG-4 AAC"),
+                               stream(.audio, "MPEG-4 AAC")], container: "application/x-hls")
+        let text = Info.format(Info.withPlaylist(discovered, variants: 4, renditions: renditions), name: "master.m3u8")
+        XCTAssertTrue(text.contains("  container: HLS multi-variant playlist (4 variants)\n"), text)
+        XCTAssertTrue(text.contains("  stream 2: audio, MPEG-4 AAC, language fr\n"), text)
+        XCTAssertTrue(text.hasSuffix("  audio languages: en (default), fr  (--audio-lang, stdin: lang N audio LANG)"), text)
+        XCTAssertFalse(text.contains("und"), text)
     }
 }

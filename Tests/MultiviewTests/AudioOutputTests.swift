@@ -34,6 +34,34 @@ final class AudioOutputTests: XCTestCase {
         XCTAssertEqual(outcome.exitCode, 0)
     }
 
+    /// `lang 1 audio fr` renamed the view's stream after the French track's title: the name stays the view's.
+    func testSwitchingTheAudioTrackKeepsTheStreamsName() async throws {
+        try Services.requirePulseAudio()
+        let name = "angle3-right.mkv"
+        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: name),
+                                                                   audio: .pulse(device: nil)))
+        try await player.load(MediaSource(TestMedia.path(name)))
+        try await player.play()
+        func streamNames() throws -> [String] {
+            let listing = try runTool("/usr/bin/pactl", ["list", "sink-inputs"])
+            return listing.stdout.split(separator: "\n").compactMap { line in
+                let text = line.trimmingCharacters(in: .whitespaces)
+                return text.hasPrefix("media.name = ") ? String(text.dropFirst("media.name = ".count)) : nil
+            }
+        }
+        let named = try await eventually { try streamNames() == ["\"\(name)\""] }
+        XCTAssertTrue(named, "\((try? streamNames()) ?? [])")
+        for language in ["fr", "en", "fr"] {
+            try await player.selectAudio(language: language)
+            let selected = await eventually { await player.selectedStreams.contains { $0.kind == .audio && $0.language == language } }
+            XCTAssertTrue(selected, language)
+            // Past the switch's tags (they arrive with the new track's first buffers).
+            try await Task.sleep(for: .milliseconds(700))
+            XCTAssertEqual(try streamNames(), ["\"\(name)\""], "after switching to \(language)")
+        }
+        await player.stop()
+    }
+
     func testCLIReadsCommandsFromStdin() throws {
         let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
@@ -48,7 +76,9 @@ final class AudioOutputTests: XCTestCase {
             guard let range = line.range(of: "PLAYING ") ?? line.range(of: "PAUSED ") else { return nil }
             let time = line[range.upperBound...].split(separator: "/").first ?? ""
             let parts = time.split(separator: ":").compactMap { Double($0) }
-            return parts.count == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : nil
+            // h:mm:ss.nnn in the full line, m:ss in the compact one a pipe gets.
+            return parts.count == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2]
+                 : parts.count == 2 ? parts[0] * 60 + parts[1] : nil
         }
         XCTAssertTrue(positions.contains { $0 >= 9.9 }, "the +10 s seek shows in a status line: \(result.stdout)")
     }

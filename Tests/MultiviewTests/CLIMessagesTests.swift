@@ -8,9 +8,10 @@ import XCTest
 final class CLIMessagesTests: XCTestCase {
     private var binary: String { TestMedia.root.appendingPathComponent(".build/debug/multiview").path }
 
-    /// Swift's description of an enum case with a payload, `Optional(`, NSError text.
+    /// Swift's description of an enum case with a payload, `Optional(`, NSError text, GStreamer's own words
+    /// (error quarks, element and type names, pipeline paths).
     private static let internals = try! NSRegularExpression(
-        pattern: #"\b[a-z][A-Za-z]*\((view:|Optional|-?[0-9][0-9.]*\))|Optional\(|Domain|Code=[0-9]"#)
+        pattern: #"\b[a-z][A-Za-z]*\((view:|Optional|-?[0-9][0-9.]*\))|Optional\(|Domain|Code=[0-9]|\bgst[-_]|Gst[A-Z]|quark|playbin|decodebin|souphttpsrc|hlsdemux|GStreamer-WARNING|Internal data stream"#)
 
     private func leaks(_ text: String) -> [String] {
         let range = NSRange(text.startIndex..., in: text)
@@ -23,7 +24,50 @@ final class CLIMessagesTests: XCTestCase {
                        "Error Domain=NSCocoaErrorDomain Code=4"] {
             XCTAssertFalse(leaks(leaked).isEmpty, leaked)
         }
+        for leaked in ["No error message for domain gst-uri-error-quark.", "/GstPlayBin3:playbin3-0/GstURIDecodeBin3",
+                       "view 1 (x.mp4): Internal data stream error."] {
+            XCTAssertFalse(leaks(leaked).isEmpty, leaked)
+        }
         XCTAssertTrue(leaks("error: rate 100: out of range; allowed: 0.125…8 (1/8× to 8×; faster: ff N on HLS views)").isEmpty)
+        XCTAssertTrue(leaks("view 2 (x.mkv): missing GStreamer element: avdec_h264").isEmpty)
+    }
+
+    /// Issue 16's rows that were wrong at 18d4f33, one bad invocation each: exit status, the one line expected (a
+    /// pattern), and nothing internal anywhere in the output.
+    func testBadInvocationsAreOneLineInTheUsersTerms() throws {
+        try HLSFixture.ensure()
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mv-empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let emptyList = FileManager.default.temporaryDirectory.appendingPathComponent("mv-none-\(UUID().uuidString).m3u")
+        try "#EXTM3U\n".write(to: emptyList, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: emptyList) }
+        let play = ["play", "--headless", "--no-audio", "--duration", "3"]
+        let cases: [(arguments: [String], status: Int32, pattern: String)] = [
+            // It said only "Internal data stream error.".
+            (play + ["http://127.0.0.1:9/x.mp4"], 1,
+             #"^error: view 1 \(x\.mp4\): network error: connection refused by 127\.0\.0\.1:9 \(no server listening there\)$"#),
+            // It printed a GStreamer warning, then "view 1 (): no decoder installed for FOO protocol source".
+            (play + ["foo://x"], 1, #"^error: view 1 \(foo://x\): unknown scheme 'foo' in foo://x: give a file path, or a file://, http://"#),
+            // It said "No error message for domain gst-uri-error-quark." after a GLib warning.
+            (play + [HLSFixture.root + "/angle1/master.m3u8"], 1,
+             #"^error: view 1 \(master\.m3u8\): .*master\.m3u8 is an HLS playlist on disk: HLS plays over http\(s\) only"#),
+            // `info` said "No URI handler implemented for "foo"." and "Internal data stream error.".
+            (["info", "foo://x"], 1, #"^foo://x: unknown scheme 'foo' in foo://x"#),
+            (["info", "http://127.0.0.1:9/x.mp4"], 1, #"^http://127\.0\.0\.1:9/x\.mp4: connection refused by 127\.0\.0\.1:9"#),
+            (["play", "--headless", "--priority", "9=high", TestMedia.angles[0], TestMedia.angles[1]], 64,
+             #"^error: --priority 9=high: no view 9; views are 1…2$"#),
+            (["play", "--headless", empty.path], 64, #"^error: .*mv-empty-.*: no media files in this folder \(looked for mp4, mkv"#),
+            (["play", "--headless", emptyList.path], 64, #"^error: .*mv-none-.*\.m3u: the playlist names no media$"#),
+        ]
+        for (arguments, status, pattern) in cases {
+            let result = try runTool(binary, arguments)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.stderr)")
+            let regex = try NSRegularExpression(pattern: pattern, options: [.anchorsMatchLines])
+            let range = NSRange(result.stderr.startIndex..., in: result.stderr)
+            XCTAssertNotNil(regex.firstMatch(in: result.stderr, range: range), "\(arguments): no /\(pattern)/ in:\n\(result.stderr)")
+            XCTAssertEqual(leaks(result.stdout + result.stderr), [], "\(arguments): \(result.stdout)\n\(result.stderr)")
+        }
     }
 
     func testBadStdinCommandsOnAFileViewAreOneLineInTheUsersTerms() throws {
@@ -94,7 +138,7 @@ final class CLIMessagesTests: XCTestCase {
             (["play", "--headless", "--subtitles", "xx", TestMedia.angle1], 64,
              "error: --subtitles xx: expected a language code (ISO 639), e.g. en, fr, deu"),
             // It said "Missing value for '--at <at>'".
-            (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1.0: out of range; allowed: 0…604800 s"),
+            (["preview", "--at", "-1", "--output", "/tmp/x.png", master], 64, "--at -1: out of range; allowed: 0…604800 s"),
             // It wrote PNG data to x.jpg.
             (["preview", "--at", "3", "--output", "/tmp/x.jpg", master], 64,
              "--output /tmp/x.jpg: the image format follows the extension: .png or .ppm"),

@@ -97,7 +97,11 @@ final class StageTests: XCTestCase {
         }
         let media = try TestMedia.allVisible()
         XCTAssertGreaterThanOrEqual(media.count, 5)
-        let result = try runTool(binary, ["play", "--headless", "--duration", "3"] + media)
+        // One entry per view in the piped status line (wider than its default 120 columns, which groups 5 views
+        // by state when their entries do not fit).
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "300"
+        let result = try runTool(binary, ["play", "--headless", "--duration", "3"] + media, environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.split(separator: "\n")
         XCTAssertGreaterThanOrEqual(lines.count, 3, result.stdout)

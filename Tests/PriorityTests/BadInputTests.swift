@@ -133,8 +133,12 @@ final class BadInputTests: XCTestCase {
             // the stage's observer keeps the view and retries until the server is back.
             failedMeanwhile = true
             XCTAssertTrue(failure.description.hasPrefix("view 1 (bad): network error"), failure.description)
-            let refined = await PriorityStageObserver(manager: views.manager, initialPriorities: [:]).refine(failure)
+            let observer = PriorityStageObserver(manager: views.manager, initialPriorities: [:])
+            let refined = await observer.refine(failure)
             XCTAssertTrue(refined.description.contains("retrying until the server is back"), refined.description)
+            // The stage's status says RETRYING (not FAILED) while the manager brings the view back.
+            let retrying = await eventually(timeout: .seconds(3)) { await observer.isRetrying(view: 1) }
+            XCTAssertTrue(retrying, "the observer does not say view 1 is being retried")
             print("server stop: view 1 failed with: \(refined)")
         }
         try badServer.start()
@@ -143,6 +147,12 @@ final class BadInputTests: XCTestCase {
         let position = await views.bad.position
         // It carries on from where it was (at least the position seen before the server stopped), not from 0.
         XCTAssertGreaterThanOrEqual(position?.seconds ?? 0, positionBefore - 0.3, "resumed at \(String(describing: position))")
+        if failedMeanwhile {
+            let done = await eventually(timeout: .seconds(5)) {
+                await !PriorityStageObserver(manager: views.manager, initialPriorities: [:]).isRetrying(view: 1)
+            }
+            XCTAssertTrue(done, "still retrying after the view plays again")
+        }
         XCTAssertTrue(recovered, "view 1 did not recover where it was (\(positionBefore) s) after the server came back: \(status), at \(String(describing: position))")
         print("server stop: view 1 \(failedMeanwhile ? "failed and was reloaded" : "stalled \(views.badCounter.stalls) time(s)"), playing again at \(String(describing: position)) (was at \(positionBefore) s)")
         XCTAssertNil(views.goodCounter.failure)

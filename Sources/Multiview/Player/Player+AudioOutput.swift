@@ -90,6 +90,7 @@ extension Player {
                     if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
                     return .ok
                 })
+                sinkProbes.append(PlayerPipelineBuilder.keepStreamName(pad))
             }
             if audio.followsSharedClock, let pulseSink = currentPulseSink()?.pulse {
                 followSharedClock(pulseSink)

@@ -129,6 +129,7 @@ public actor Player {
                     if isVideo { flow.arrived(frameDuration: info.duration) }
                     return .ok
                 })
+                if !isVideo { probes.append(PlayerPipelineBuilder.keepStreamName(pad)) }
             }
         }
         self.sinkProbes = probes

@@ -76,6 +76,13 @@ enum PlayerPipelineBuilder {
         "video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1"
     }
 
+    /// Drops the tag events reaching the audio sink from upstream: pulsesink renames its stream after any title
+    /// tag, so a track switch (`lang 1 audio fr`) renamed the view's stream to its track's title ("Audio"). The
+    /// view's own title comes from the sink's `taginject`, behind this pad. Installed while the probe lives.
+    static func keepStreamName(_ audioSinkPad: Pad) -> PadProbe {
+        audioSinkPad.addProbe(.eventDownstream) { info in info.eventName == "tag" ? .drop : .ok }
+    }
+
     /// The audio sink of a view without sound output, or of one whose PulseAudio server went away.
     static func fakeAudioSink() throws -> Element {
         let sink = try Element(factory: "fakesink", name: "audiosink")

@@ -113,7 +113,7 @@ extension Stage {
         })
     }
 
-    private func printStatus() { reporter.status(statusLine()) }
+    private func printStatus() { reporter.statusReport(statusReport()) }
 
     /// Ends the run: the loop stops at its next input (woken here).
     func end(_ reason: StageEndReason) {

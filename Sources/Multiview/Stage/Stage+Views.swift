@@ -7,6 +7,8 @@ extension Stage {
     /// Creates one view's player and forwards its events into the stage's input stream.
     func makePlayer(_ view: ViewIdentity, source: MediaSource) async {
         guard let continuation = inputContinuation else { return }
+        // A scheme nothing reads, or HLS from the disk, fails now, in words, rather than in GStreamer's.
+        if let cause = SourceDiagnosis.refusedBeforePlaying(source) { return recordFailure(PlayerError(view: view, cause: cause)) }
         let index = view.number - 1
         let tile = window.flatMap { index < $0.tiles.count ? $0.tiles[index] : nil }
         let video: VideoOutput = tile.map { .window($0) } ?? .fakeSink
@@ -34,7 +36,7 @@ extension Stage {
     /// Adds a view while running; coordinated, it joins the group in sync.
     func addView(_ uri: String) async {
         let source = MediaSource(uri)
-        let view = ViewIdentity(number: views.count + 1, name: source.displayName)
+        let view = ViewIdentity(number: views.count + 1, name: Stage.viewName(source))
         if let window, view.number > window.tiles.count {
             reporter.error("add \(uri): no free tile for \(view): start with --spare-tiles or headless")
             return
@@ -80,6 +82,12 @@ extension Stage {
         if let now = window?.attachTile(index, onResize: resize), now.width != tile.width || now.height != tile.height {
             resize(now.width, now.height)
         }
+    }
+
+    /// The view's name: its file name, or the whole URI when that gives none (`foo://x`).
+    nonisolated static func viewName(_ source: MediaSource) -> String {
+        let name = source.displayName
+        return name.isEmpty ? source.uri : name
     }
 
     func recordFailure(_ error: PlayerError) {
@@ -133,6 +141,11 @@ extension Stage {
     func refreshObserverLabels() async {
         guard let observer = configuration.observer else { return }
         for view in views {
+            if failures[view.number] != nil, await observer.isRetrying(view: view.number) {
+                retryingViews.insert(view.number)
+            } else {
+                retryingViews.remove(view.number)
+            }
             let label = await observer.label(forView: view.number)
             if label != observerLabels[view.number] {
                 observerLabels[view.number] = label
@@ -141,31 +154,32 @@ extension Stage {
         }
     }
 
-    /// "[  3.0s] 1 angle1-wide PLAYING 0:00:03.012/0:00:24.000 | 2 …". Built from what the stage holds and one
-    /// position/duration query per view (thread-safe queries on the pipeline, not a wait for the player's actor).
-    func statusLine() -> String {
+    /// Every view's state now. Built from what the stage holds and one position/duration query per view
+    /// (thread-safe queries on the pipeline, not a wait for the player's actor).
+    func statusReport() -> StageStatus {
         let seconds = (ContinuousClock.now - startInstant).inSeconds
-        var parts: [String] = []
-        for view in views {
-            var text = "\(view.number) \(view.name) "
-            if let failure = failures[view.number] {
-                text += "FAILED (\(failure.cause))"
+        return StageStatus(elapsed: seconds, views: views.map { view in
+            var entry = StageStatus.View(number: view.number, name: view.name, state: .opening)
+            if failures[view.number] != nil {
+                entry.state = retryingViews.contains(view.number) ? .retrying : .failed
             } else if ended.contains(view.number) {
-                text += "ENDED"
+                entry.state = .ended
             } else if let status = statuses[view.number] {
-                text += status.state.description
-                if let waiting = status.waitingToPlay { text += " [\(waiting)]" }
-                if let player = players[view.number], let position = player.queryPosition() {
-                    text += " \(position)"
-                    if let duration = player.pipeline.queryDuration() { text += "/\(duration)" }
+                switch status.state {
+                case .playing: entry.state = .playing
+                case .paused: entry.state = .paused
+                case .buffering: entry.state = .buffering
+                case .stopped: entry.state = .stopped
                 }
-                if let label = observerLabels[view.number] { text += " [\(label)]" }
-                if let level = try? players[view.number]?.audioLevel.label { text += " [\(level)]" }
-            } else {
-                text += "opening"
+                entry.waiting = status.waitingToPlay?.description
+                if let player = players[view.number], let position = player.queryPosition() {
+                    entry.position = position
+                    entry.duration = player.pipeline.queryDuration()
+                }
+                if let label = observerLabels[view.number] { entry.labels.append(label) }
+                if let level = try? players[view.number]?.audioLevel.label { entry.labels.append(level) }
             }
-            parts.append(text)
-        }
-        return String(format: "[%6.1fs] ", seconds) + parts.joined(separator: " | ")
+            return entry
+        })
     }
 }

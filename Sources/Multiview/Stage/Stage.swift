@@ -36,6 +36,8 @@ public actor Stage {
     var played: Set<Int> = []
     /// The observer's latest label per view, refreshed every tick (the status line is built synchronously).
     var observerLabels: [Int: String] = [:]
+    /// Failed views the observer is retrying (an HLS server outage): RETRYING in the status, not FAILED.
+    var retryingViews: Set<Int> = []
     var window: GridWindow?
     var audio: AudioOutput = .fakeSink
     var inputContinuation: AsyncStream<Input>.Continuation?
@@ -85,7 +87,7 @@ public actor Stage {
     /// most `StageShutdown.deadline`, naming a view that would not stop).
     public func run(commands: AsyncStream<StageCommand>? = nil) async -> StageOutcome {
         startInstant = .now
-        views = configuration.sources.enumerated().map { ViewIdentity(number: $0.offset + 1, name: $0.element.displayName) }
+        views = configuration.sources.enumerated().map { ViewIdentity(number: $0.offset + 1, name: Stage.viewName($0.element)) }
         openOutputs()
 
         let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
@@ -120,7 +122,7 @@ public actor Stage {
             for view in views { await makePlayer(view, source: configuration.sources[view.number - 1]) }
             startInitialViews()
         }
-        reporter.status(statusLine())
+        reporter.statusReport(statusReport())
 
         if endReason == nil {
             for await input in inputs {
@@ -198,8 +200,9 @@ public actor Stage {
         }
     }
 
+    /// Every view ended or failed (looping, only failures end a view for good).
     var allViewsDone: Bool {
-        views.allSatisfy { ended.contains($0.number) || failures[$0.number] != nil }
+        views.allSatisfy { (!configuration.loop && ended.contains($0.number)) || failures[$0.number] != nil }
     }
 
     /// Every view has played or failed: start-up is over.
@@ -222,13 +225,13 @@ public actor Stage {
                 completeStartup()
             }
             await refreshObserverLabels()
-            reporter.status(statusLine())
+            reporter.statusReport(statusReport())
             if !realtimeNoteGiven, let view = players.values.first(where: { $0.realtimeRendering == false })?.view {
                 realtimeNoteGiven = true
                 reporter.note("\(view): real-time scheduling for video rendering not permitted (needs CAP_SYS_NICE or an rtprio limit); views may drift apart by a few ms under load")
             }
         case .deadline:
-            reporter.status(statusLine())
+            reporter.statusReport(statusReport())
             endReason = .deadline
         case .wake:
             break
@@ -254,9 +257,10 @@ public actor Stage {
             updateTag(number)
         case .endOfStream:
             ended.insert(number)
-            tellRoutingViewEnded(number)
+            if configuration.loop { restartAtEnd(number) } else { tellRoutingViewEnded(number) }
         case .failed(let error):
-            recordFailure(await configuration.observer?.refine(error) ?? error)
+            let refined = await configuration.observer?.refine(error) ?? error
+            recordFailure(await SourceDiagnosis.refine(refined, source: viewSources[number]))
             tellRoutingViewEnded(number)
             if !startupComplete && allViewsStarted { completeStartup() }
         case .interruption(let began):

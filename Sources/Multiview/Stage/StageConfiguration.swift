@@ -32,6 +32,9 @@ public struct StageConfiguration: Sendable {
     public var trickPlay: (any StageTrickPlay)?
     /// What happens to the views when the run ends (the CLI leaves them to the process's exit).
     public var teardown: StageTeardown = .stopViews
+    /// `--loop`: a view that reaches its end starts again from the beginning; coordinated, the group does, together,
+    /// once every view has ended (one group seek to 0). The run then ends only by `q`, `--duration` or failures.
+    public var loop = false
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
@@ -71,6 +74,8 @@ public enum StageEndReason: Sendable, Equatable {
 public protocol StageReporter: Sendable {
     /// One status line ("[  3.0s] 1 angle1-wide.mp4 PLAYING 0:00:03.012/0:00:24.000 | …").
     func status(_ line: String)
+    /// The stage's status as a value (the CLI prints it in the form its output suits); default: `status(line)`.
+    func statusReport(_ report: StageStatus)
     /// Something worth knowing that is not an error ("audio output back on PulseAudio").
     func note(_ line: String)
     /// A command or number the stage refused, or a view that could not be stopped: the one line saying why.
@@ -85,6 +90,7 @@ public protocol StageReporter: Sendable {
 }
 
 extension StageReporter {
+    public func statusReport(_ report: StageStatus) { status(report.line) }
     public func error(_ line: String) { note(line) }
     public func viewFailed(_ failure: PlayerError) {}
     public func viewRecovered(_ view: ViewIdentity) {}

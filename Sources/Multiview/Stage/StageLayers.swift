@@ -30,10 +30,13 @@ public protocol StageViewObserver: Sendable {
     func refine(_ failure: PlayerError) async -> PlayerError
     /// View `number`'s tile has a new size (the window was resized or went fullscreen).
     func tileResized(view number: Int, width: Int, height: Int) async
+    /// Whether failed view N is being retried (reloaded once its server is back): RETRYING in the status.
+    func isRetrying(view number: Int) async -> Bool
 }
 
 extension StageViewObserver {
     public func tileResized(view number: Int, width: Int, height: Int) async {}
+    public func isRetrying(view number: Int) async -> Bool { false }
 }
 
 /// What the routing layer provides to a stage (defined here so the stage need not import it).

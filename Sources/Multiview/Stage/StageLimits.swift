@@ -151,7 +151,7 @@ public enum StageLimits {
     static let ratesText = "\(format(rates.lowerBound))…\(format(rates.upperBound)) (1/8× to 8×; faster: ff N on HLS views)"
 
     /// "0.125", "8", "604800": numbers as people type them.
-    static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -1,0 +1,143 @@
+import Foundation
+import TestSupport
+import XCTest
+@testable import Multiview
+
+/// Playlists, folders and `--loop` through the built `multiview`, on real media copied into a temp folder.
+final class PlaylistLoopCLITests: XCTestCase {
+    private var binary: String { TestMedia.root.appendingPathComponent(".build/debug/multiview").path }
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("mv-playlist-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("clips"), withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
+
+    private func copy(_ media: String, to name: String) throws {
+        try FileManager.default.copyItem(atPath: media, toPath: folder.appendingPathComponent(name).path)
+    }
+
+    private func lastStatus(_ stdout: String) -> String { stdout.split(separator: "\n").last.map(String.init) ?? "" }
+
+    /// A folder gives its media by name (a text file skipped with one note), an .m3u its entries resolved against
+    /// its own folder: four views from two arguments, all playing.
+    func testAFolderAndAnM3UPlayAsTheirEntries() throws {
+        try copy(TestMedia.angles[1], to: "clips/b-left.webm")
+        try copy(TestMedia.angles[0], to: "clips/a-wide.mp4")
+        try "not media".write(to: folder.appendingPathComponent("clips/notes.txt"), atomically: true, encoding: .utf8)
+        try copy(TestMedia.angles[2], to: "right.mkv")
+        let list = folder.appendingPathComponent("list.m3u")
+        try "#EXTM3U\n#EXTINF:24,Right\nright.mkv\n#EXTINF:24,Overhead\n\(TestMedia.angles[3])\n"
+            .write(to: list, atomically: true, encoding: .utf8)
+
+        // Wide enough for every name (a pipe's line is 120 columns unless COLUMNS says otherwise).
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "200"
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3",
+                                          folder.appendingPathComponent("clips").path, list.path], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("clips: skipped 1 item that is not media (notes.txt)"), result.stderr)
+        let last = lastStatus(result.stdout)
+        for entry in ["1 a-wide.mp4 PLAYING", "2 b-left.webm PLAYING", "3 right.mkv PLAYING", "4 angle4-overhead.mp4 PLAYING"] {
+            XCTAssertTrue(last.contains(entry), "no '\(entry)' in \(last)")
+        }
+        XCTAssertLessThanOrEqual(last.count, 200, last)
+    }
+
+    func testAFolderWithoutMediaIsOneLine() throws {
+        try "x".write(to: folder.appendingPathComponent("clips/readme.txt"), atomically: true, encoding: .utf8)
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", folder.appendingPathComponent("clips").path])
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("error: "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("clips: no media files in this folder"), result.stderr)
+    }
+
+    /// `--loop`: sent near the end, the view reaches it and starts again from 0, playing; the run goes on.
+    func testLoopStartsAViewAgainAtItsEnd() throws {
+        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--loop", "--duration", "60", TestMedia.angle1])
+        defer { app.kill() }
+        XCTAssertTrue(app.wait { $0.stdout.contains("1 angle1-wide.mp4 PLAYING") }, app.transcript)
+        app.send("seek 22.5")
+        XCTAssertTrue(app.wait { $0.stderr.contains("note: view 1 (angle1-wide.mp4): loop: back to the start") }, app.transcript)
+        let after = app.stdout.count
+        XCTAssertTrue(app.wait { String($0.stdout.dropFirst(after)).contains("1 angle1-wide.mp4 PLAYING 0:0") },
+                      "playing again from the start: \(app.transcript)")
+        app.send("q")
+        XCTAssertEqual(app.waitForExit(), 0, app.transcript)
+        XCTAssertFalse(app.stdout.contains("ENDED"), app.transcript)
+    }
+
+    /// Coordinated, the group loops together: one group seek to 0 once every view has ended.
+    func testCoordinatedViewsLoopTogether() throws {
+        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--coordinated", "--loop", "--duration", "60",
+                                   TestMedia.angles[0], TestMedia.angles[1]])
+        defer { app.kill() }
+        XCTAssertTrue(app.wait { $0.stdout.split(separator: "\n").last?.components(separatedBy: " PLAYING").count == 3 },
+                      app.transcript)
+        app.send("seek 22.5")
+        XCTAssertTrue(app.wait { $0.stderr.contains("note: loop: every view back to the start") }, app.transcript)
+        let after = app.stdout.count
+        XCTAssertTrue(app.wait {
+            String($0.stdout.dropFirst(after)).split(separator: "\n").contains {
+                $0.contains("1 angle1-wide.mp4 PLAYING 0:0") && $0.contains("2 angle2-left.webm PLAYING 0:0")
+            }
+        }, "both playing again from the start: \(app.transcript)")
+        app.send("q")
+        XCTAssertEqual(app.waitForExit(), 0, app.transcript)
+        XCTAssertEqual(app.stderr.components(separatedBy: "note: loop: every view back to the start").count - 1, 1, app.transcript)
+    }
+}
+
+/// The built binary with a pipe on its stdin (commands sent while it runs) and its output in files (read while it
+/// runs, never blocking it).
+private final class Interactive {
+    private let process = Process()
+    private let input = Pipe()
+    private let directory: URL
+
+    init(_ arguments: [String]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mv-interactive-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in ["stdout", "stderr"] {
+            FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: nil)
+        }
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardInput = input
+        process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout"))
+        process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr"))
+        try process.run()
+    }
+
+    private func read(_ name: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+    }
+    var stdout: String { read("stdout") }
+    var stderr: String { read("stderr") }
+    var transcript: String { "stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))" }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// Polls the output until `condition` holds (true) or `timeout` passes (false).
+    func wait(timeout: Duration = .seconds(30), _ condition: (Interactive) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(self) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition(self)
+    }
+
+    func waitForExit(timeout: Duration = .seconds(5)) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func kill() {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

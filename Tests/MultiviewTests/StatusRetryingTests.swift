@@ -1,0 +1,48 @@
+import Foundation
+import GStreamer
+import TestSupport
+import XCTest
+@testable import Multiview
+
+/// A failed view the observer retries (an HLS server outage) says RETRYING in the status, not FAILED; a failure's
+/// text is one line of its own, never in the status line. Real pipelines.
+final class StatusRetryingTests: XCTestCase {
+    /// Retries view 2 (as the priority manager does while an HLS view's server is down).
+    private struct RetryingObserver: StageViewObserver {
+        func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async {}
+        func label(forView number: Int) async -> String? { nil }
+        func perform(_ command: StageCommand) async -> String { "" }
+        func refine(_ failure: PlayerError) async -> PlayerError {
+            PlayerError(view: failure.view, cause: .network("server not answering — retrying until the server is back"))
+        }
+        func isRetrying(view number: Int) async -> Bool { number == 2 }
+    }
+
+    func testARetriedViewSaysRetryingAndItsErrorStaysOutOfTheStatus() async throws {
+        let reporter = RecordingReporter()
+        var configuration = StageConfiguration(sources: [TestMedia.angle1, "/nonexistent/gone.mp4"].map(MediaSource.init),
+                                               headless: true, duration: 2.5, audio: .fakeSink,
+                                               statusInterval: .milliseconds(250))
+        configuration.observer = RetryingObserver()
+        let outcome = await Stage(configuration: configuration, reporter: reporter).run()
+        XCTAssertEqual(outcome.played, [1])
+        let last = try XCTUnwrap(reporter.statusLines.last)
+        XCTAssertTrue(last.contains("1 angle1-wide.mp4 PLAYING"), last)
+        XCTAssertTrue(last.hasSuffix("| 2 gone.mp4 RETRYING"), last)
+        XCTAssertFalse(reporter.statusLines.joined().contains("server not answering"), last)
+    }
+
+    /// The CLI: the failure is an error line when it happens (and the end's summary line); the status only says
+    /// FAILED.
+    func testTheCLIPrintsAFailureOnceAsItsOwnLine() throws {
+        let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "2.5", TestMedia.angle1,
+                                          "/nonexistent/x.mkv"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.stderr.components(separatedBy: "error: view 2 (x.mkv): file not found: /nonexistent/x.mkv\n").count - 1,
+                       1, result.stderr)
+        XCTAssertTrue(result.stderr.hasSuffix("\nview 2 (x.mkv): file not found: /nonexistent/x.mkv\n"), result.stderr)
+        XCTAssertFalse(result.stdout.contains("not found"), result.stdout)
+        XCTAssertTrue(result.stdout.split(separator: "\n").last?.hasSuffix("| 2 x.mkv FAILED") == true, result.stdout)
+    }
+}
