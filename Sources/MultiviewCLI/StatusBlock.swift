@@ -59,12 +59,16 @@ struct TerminalKind: Sendable {
     var stdinIsTerminal: Bool
     /// `COLUMNS` when set, else 120 (4 views fit).
     var pipedWidth: Int
+    /// `MULTIVIEW_STATUS=full`: piped, every view's full entry (precise h:mm:ss.mmm times, whole names, labels)
+    /// whatever the width: the form scripts parse (Scripts/soak, Scripts/bench-hls, Scripts/screenshot).
+    var fullStatusLine: Bool
 
     static var current: TerminalKind {
         let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).flatMap { $0 >= 40 ? $0 : nil }
         return TerminalKind(stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stderrIsTerminal: isatty(STDERR_FILENO) == 1,
                             stdinIsTerminal: isatty(STDIN_FILENO) == 1,
-                            pipedWidth: columns ?? 120)
+                            pipedWidth: columns ?? 120,
+                            fullStatusLine: ProcessInfo.processInfo.environment["MULTIVIEW_STATUS"] == "full")
     }
 
     /// The terminal's size (80x24 when it does not say).

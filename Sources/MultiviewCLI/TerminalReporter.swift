@@ -27,6 +27,8 @@ final class TerminalReporter: StageReporter {
         state.withLock { s in
             if terminal.stdoutIsTerminal {
                 FileHandle.standardOutput.write(Data(s.block.redraw(report, size: TerminalKind.size()).utf8))
+            } else if terminal.fullStatusLine {
+                FileHandle.standardOutput.write(Data((report.line + "\n").utf8))
             } else {
                 FileHandle.standardOutput.write(Data((report.compactLine(width: terminal.pipedWidth) + "\n").utf8))
             }
