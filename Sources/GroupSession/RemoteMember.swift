@@ -28,6 +28,8 @@ actor RemoteMember {
     private var lastParticipants: [WireParticipant]?
     private(set) var lastHeard = ContinuousClock.now
     private(set) var gone = false
+    /// The member said it leaves (`leave` without a participant): its connection's end is no drop.
+    private var left = false
 
     init(id: String, peer: WebSocketPeer, medium: PlaybackCoordinationMedium, token: String, items: Set<String>,
          welcome: @escaping @Sendable (String) async -> GroupMessage.Welcome, log: @escaping @Sendable (String) -> Void,
@@ -103,6 +105,7 @@ actor RemoteMember {
         case .leave(let leave):
             let leaving = leave.participant.map { [$0] } ?? Array(proxies.keys)
             for view in leaving { await removeProxy(view) }
+            if leave.participant == nil { left = true }
             log("group session: \(label) left" + (leave.participant.map { " with \($0)" } ?? ""))
         case .reply(let reply):
             if !requests.resolve(reply.request, reply.outcome) { await reject(.unknownRequest(reply.request)) }
@@ -182,7 +185,7 @@ actor RemoteMember {
     func drop(_ reason: String) async {
         guard !gone else { return }
         gone = true
-        if validator.isGreeted { log("group session: \(label) dropped: \(reason)") }
+        if validator.isGreeted && !left { log("group session: \(label) dropped: \(reason)") }
         requests.failAll(.failed("member \(id) dropped"))
         for view in proxies.keys.sorted() { await removeProxy(view) }
     }

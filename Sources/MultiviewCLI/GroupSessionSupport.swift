@@ -52,7 +52,13 @@ final class GroupEventReporting: StageCoordination, Sendable {
         let view = coordinator.id.rawValue
         let reporter = self.reporter
         let task = Task {
+            var participants: [ParticipantID]?
             for await event in events {
+                // The medium re-sends the list on every readiness change: only a change of who is in is news.
+                if case .participantsChanged(let list) = event {
+                    guard list.map(\.id) != participants else { continue }
+                    participants = list.map(\.id)
+                }
                 if let line = GroupEventReporting.line(event, view: view) { reporter.line(line) }
             }
         }

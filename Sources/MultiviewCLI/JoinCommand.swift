@@ -112,8 +112,8 @@ struct Join: AsyncParsableCommand {
                     sessionContinuation.yield(.quit)
                 case .hostLost(let why):
                     reporter.line("group session: host lost (\(why)); the views keep playing on their last clock")
-                case .participants(let ids):
-                    reporter.line("group session: participants \(ids.joined(separator: ","))")
+                case .participants:
+                    break   // each view's event line says it (GroupEventReporting)
                 }
             }
         }

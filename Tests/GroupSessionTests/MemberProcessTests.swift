@@ -98,15 +98,23 @@ final class MemberProcessTests: XCTestCase {
         XCTAssertEqual(hostStatus, 0, host.stderr)
     }
 
-    func testAKilledMemberIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
+    /// A member that goes silent (stopped with SIGSTOP: no answer, no close, as when its link is cut) is dropped
+    /// after the heartbeat timeout and the others play on; a killed host leaves its members playing, saying so.
+    func testASilentMemberIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
         let directory = try TemporaryDirectory()
         let (host, port) = try await startHost(directory)
         let first = try join(port, directory, name: "first")
+        try await host.waitForLine(containing: "group session: m1.view1 joined item")
         let second = try join(port, directory, name: "second")
+        try await host.waitForLine(containing: "group session: m2.view1 joined item")
         try await first.waitForPlaying(1)
         try await second.waitForPlaying(1)
+        kill(first.process.processIdentifier, SIGSTOP)
+        let stopped = ContinuousClock.now
+        try await host.waitForLine(containing: "member m1 (first) dropped: nothing heard for")
+        // Its last pong came up to one heartbeat (0.5 s) before the stop: 3 s of silence is ≥ 2.5 s after it.
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - stopped, .milliseconds(2500), "dropped after the 3 s heartbeat timeout")
         first.kill9()
-        try await host.waitForLine(containing: "member m1 (first) dropped")
         let before = host.stdout.count
         try await host.waitFor("a status line with both views playing after the drop") { out, _ in
             out.count > before && out.split(separator: "\n").last.map { $0.components(separatedBy: "PLAYING").count - 1 == 2 } == true
@@ -118,7 +126,8 @@ final class MemberProcessTests: XCTestCase {
             out.count > after && out.split(separator: "\n").last?.contains("PLAYING") == true
         }
         second.send("q")
-        _ = try await second.waitForExit()
+        let status = try await second.waitForExit()
+        XCTAssertEqual(status, 0, second.stderr)
     }
 
     struct Frame: Decodable {
