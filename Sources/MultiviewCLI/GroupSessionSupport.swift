@@ -33,10 +33,14 @@ final class GroupEventReporting: StageCoordination, Sendable {
     private let recorder: SyncRecorder?
     private let item: String
     private let watchers = Mutex<[Task<Void, Never>]>([])
+    /// Added to each view's label (a member's net clock state), nil for nothing.
+    private let labelSuffix: @Sendable () -> String?
 
     init(_ inner: any StageCoordination, item: String, clock: Clock, renderLog: Bool, reporter: TerminalReporter,
-         coordinatorFor: @escaping @Sendable (Player) -> PlaybackCoordinator?) {
+         coordinatorFor: @escaping @Sendable (Player) -> PlaybackCoordinator?,
+         labelSuffix: @escaping @Sendable () -> String? = { nil }) {
         self.inner = inner
+        self.labelSuffix = labelSuffix
         self.item = item
         self.coordinatorFor = coordinatorFor
         self.reporter = reporter
@@ -92,7 +96,11 @@ final class GroupEventReporting: StageCoordination, Sendable {
         try await inner.join(player)
     }
 
-    func label(for player: Player) async -> String? { await inner.label(for: player) }
+    func label(for player: Player) async -> String? {
+        let own = await inner.label(for: player)
+        guard let suffix = labelSuffix() else { return own }
+        return [own, suffix].compactMap { $0 }.joined(separator: ", ")
+    }
     func whatHappened(_ player: Player) async throws { try await inner.whatHappened(player) }
 
     /// Writes the frames recorded so far (`[FrameRecord]`: view, media time, render time on the shared clock).

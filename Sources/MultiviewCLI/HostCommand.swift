@@ -74,12 +74,18 @@ struct Host: AsyncParsableCommand {
         configuration.teardown = .leaveToProcessExit
         configuration.coordination = reporting
 
+        // The group's clock for members: the medium's own clock, served over UDP beside the control channel.
+        let provider: NetTimeProvider
+        do { provider = try SessionClock.serve(medium.clock, address: address.host) } catch {
+            reporter.error("--listen \(listen): cannot serve the clock there: \(error)")
+            throw ExitCode(2)
+        }
         let session = SessionHost(
             medium: medium,
             configuration: SessionHostConfiguration(
                 token: token ?? SessionToken.generate(), items: [itemId],
                 media: sources.enumerated().map { WireViewMedia(view: $0.offset + 1, uri: $0.element.uri) },
-                clock: nil),
+                clock: SessionClock.announcement(of: provider)),
             log: { reporter.line($0) })
         let port: Int
         do {
@@ -88,7 +94,7 @@ struct Host: AsyncParsableCommand {
             reporter.error("--listen \(listen): cannot listen there: \(error)")
             throw ExitCode(2)
         }
-        reporter.line("group session: listening on \(address.host):\(port), token \(session.configuration.token)")
+        reporter.line("group session: listening on \(address.host):\(port), token \(session.configuration.token), net clock on UDP port \(provider.port)")
         reporter.line("group session: members join with: multiview join \(address.host):\(port) --token \(session.configuration.token)")
 
         let stage = Stage(configuration: configuration, reporter: reporter)
@@ -103,6 +109,7 @@ struct Host: AsyncParsableCommand {
             }
         }
         let outcome = await stage.run(commands: .merging([stdin, ending]))
+        withExtendedLifetime(provider) {}
         signalWatch.cancel()
         if let renderLog { reporting.writeRenderLog(to: renderLog) }
         reporter.printFinalLines(outcome)

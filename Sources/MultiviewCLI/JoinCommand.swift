@@ -85,8 +85,24 @@ struct Join: AsyncParsableCommand {
             await link.leaveSession()
             throw ExitCode(64)
         }
-        // Same machine (no net clock announced): the system clock is the host's own monotonic clock.
-        let clock = Clock.systemClock()
+        // The host's clock through GStreamer's net clock; a host that announces none shares this machine's
+        // monotonic clock (the system clock is then the host's own).
+        let clock: Clock
+        var netClock: NetClientClock?
+        if let announced = welcome.clock {
+            do {
+                let following = try await SessionClock.follow(announced, sessionHost: address.host)
+                netClock = following
+                clock = following
+            } catch {
+                reporter.error("join \(self.address): \(error)")
+                await link.leaveSession()
+                throw ExitCode(2)
+            }
+            reporter.line("group session: following the host's clock at \(announced.host):\(announced.port) (\(netClock.map(SessionClock.statusLabel) ?? ""))")
+        } else {
+            clock = Clock.systemClock()
+        }
         let medium = NetworkCoordinationMedium(name: "member \(welcome.memberID) of \(self.address)", clock: clock, uplink: link)
         await link.attach(medium)
         reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
@@ -95,7 +111,8 @@ struct Join: AsyncParsableCommand {
         ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
         let networked = NetworkCoordinatedStage(medium: medium, itemIdentifier: item)
         let reporting = GroupEventReporting(networked, item: item, clock: clock, renderLog: renderLog != nil, reporter: reporter,
-                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator })
+                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator },
+                                            labelSuffix: { [netClock] in netClock.map(SessionClock.statusLabel) })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: noAudio ? .fakeSink : nil)
         configuration.teardown = .leaveToProcessExit
