@@ -19,6 +19,11 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
         self.itemIdentifier = itemIdentifier
     }
 
+    /// Every view's coordinator (the net clock guard suspends them all together).
+    public var coordinators: [PlaybackCoordinator] {
+        coordinations.withLock { $0.sorted { $0.key < $1.key }.map(\.value.coordinator) }
+    }
+
     public func coordination(for player: Player) -> PlayerCoordination? {
         coordinations.withLock { $0[player.view.number] }
     }

@@ -113,6 +113,9 @@ struct Join: AsyncParsableCommand {
         let reporting = GroupEventReporting(networked, item: item, clock: clock, renderLog: renderLog != nil, reporter: reporter,
                                             coordinatorFor: { networked.coordination(for: $0)?.coordinator },
                                             labelSuffix: { [netClock] in netClock.map(SessionClock.statusLabel) })
+        let clockGuard = netClock.map { NetClockGuard(clock: $0, coordinators: { networked.coordinators },
+                                                      report: { reporter.line($0) }) }
+        clockGuard?.start()
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: noAudio ? .fakeSink : nil)
         configuration.teardown = .leaveToProcessExit
@@ -137,6 +140,7 @@ struct Join: AsyncParsableCommand {
         let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), sessionCommands]))
         signalWatch.cancel()
         noticeWatch.cancel()
+        withExtendedLifetime(clockGuard) {}
         await link.leaveSession()
         if let renderLog { reporting.writeRenderLog(to: renderLog) }
         reporter.printFinalLines(outcome)

@@ -98,9 +98,9 @@ final class MemberProcessTests: XCTestCase {
         XCTAssertEqual(hostStatus, 0, host.stderr)
     }
 
-    /// A member that goes silent (stopped with SIGSTOP: no answer, no close, as when its link is cut) is dropped
+    /// A member's suspension leaves the others playing. A member that goes silent (stopped with SIGSTOP: no answer, no close, as when its link is cut) is dropped
     /// after the heartbeat timeout and the others play on; a killed host leaves its members playing, saying so.
-    func testASilentMemberIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
+    func testASuspendedMemberAloneWaitsASilentOneIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
         let directory = try TemporaryDirectory()
         let (host, port) = try await startHost(directory)
         let first = try join(port, directory, name: "first")
@@ -109,6 +109,13 @@ final class MemberProcessTests: XCTestCase {
         try await host.waitForLine(containing: "group session: m2.view1 joined item")
         try await first.waitForPlaying(1)
         try await second.waitForPlaying(1)
+        // A member's own suspension ("what happened?": 5 s back at 2×, then it rejoins) suspends only it.
+        second.send("r 1")
+        try await host.waitForLine(containing: "group session: m2.view1 suspensions: whatHappened")
+        try await second.waitForLine(containing: "group: view1 suspended (whatHappened)")
+        try await host.waitForLine(containing: "group session: m2.view1 suspensions: none")
+        try await second.waitForLine(containing: "group: view1 suspension ended (whatHappened)")
+        XCTAssertFalse(host.stderr.contains("rate 0.0"), "the host's views never paused: \(host.stderr)")
         kill(first.process.processIdentifier, SIGSTOP)
         let stopped = ContinuousClock.now
         try await host.waitForLine(containing: "member m1 (first) dropped: nothing heard for")
