@@ -10,13 +10,28 @@ import Synchronization
 ///
 /// Threading: the coordinations live in a `Mutex`-protected table keyed by view number.
 public final class NetworkCoordinatedStage: StageCoordination, Sendable {
-    public let medium: NetworkCoordinationMedium
     public let itemIdentifier: String
     private let coordinations = Mutex<[Int: PlayerCoordination]>([:])
+    /// The medium of the current link to the host (a returning host means a new one: `move(to:)`).
+    private let currentMedium: Mutex<NetworkCoordinationMedium>
 
     public init(medium: NetworkCoordinationMedium, itemIdentifier: String) {
-        self.medium = medium
+        self.currentMedium = Mutex(medium)
         self.itemIdentifier = itemIdentifier
+    }
+
+    public var medium: NetworkCoordinationMedium { currentMedium.withLock { $0 } }
+
+    /// Moves every view to `medium` (a host that came back: a new link, a new net clock) and joins its group:
+    /// each view leaves the old medium (its pipeline gives the old clock back), adopts the new clock and
+    /// catches up with the group like a late joiner.
+    public func move(to medium: NetworkCoordinationMedium) async throws {
+        currentMedium.withLock { $0 = medium }
+        for coordination in coordinations.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) {
+            await coordination.coordinator.disconnect()
+            try await coordination.coordinate(using: medium)
+            try await coordination.coordinator.join()
+        }
     }
 
     /// Every view's coordinator (the net clock guard suspends them all together).

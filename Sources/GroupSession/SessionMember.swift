@@ -9,6 +9,8 @@ public enum SessionNotice: Sendable, Equatable {
     case ended(String)
     /// The host's connection closed or went silent: the views play on, on their last clock.
     case hostLost(String)
+    /// A host came back at the same address and took this member in again (its new member id).
+    case rejoined(String)
     case participants([String])
 }
 
@@ -244,5 +246,6 @@ public actor SessionMember: GroupUplink {
         failWelcome(GroupLinkError.hostGone)
         requests.failAll(.failed("\(GroupLinkError.hostGone)"))
         notices.yield(.hostLost(why))
+        notices.finish()
     }
 }

@@ -63,9 +63,9 @@ struct Join: AsyncParsableCommand {
             reporter.error("GStreamer could not be initialised")
             throw ExitCode(2)
         }
-        let link: SessionMember
+        let session: MemberSession
         do {
-            link = try await SessionMember.connect(host: address.host, port: address.port, token: token,
+            session = try await MemberSession.join(host: address.host, port: address.port, token: token,
                                                    name: Self.plainName(name), log: { reporter.line($0) })
         } catch GroupLinkError.refused(.badToken, _) {
             reporter.error("join \(self.address): the host refused the session token")
@@ -74,48 +74,30 @@ struct Join: AsyncParsableCommand {
             reporter.error("join \(self.address): \(error)")
             throw ExitCode(2)
         }
-        let welcome = await link.welcome
-        guard let welcome, let item = welcome.items.first else {
+        let link = await session.current
+        let welcome = link.welcome
+        guard let item = welcome.items.first else {
             reporter.error("join \(self.address): the host plays no item")
+            await session.leave()
             throw ExitCode(2)
         }
         let sources: [MediaSource]
         do { sources = try chooseSources(welcome) } catch {
             reporter.error("\(error)")
-            await link.leaveSession()
+            await session.leave()
             throw ExitCode(64)
         }
-        // The host's clock through GStreamer's net clock; a host that announces none shares this machine's
-        // monotonic clock (the system clock is then the host's own).
-        let clock: Clock
-        var netClock: NetClientClock?
-        if let announced = welcome.clock {
-            do {
-                let following = try await SessionClock.follow(announced, sessionHost: address.host)
-                netClock = following
-                clock = following
-            } catch {
-                reporter.error("join \(self.address): \(error)")
-                await link.leaveSession()
-                throw ExitCode(2)
-            }
-            reporter.line("group session: following the host's clock at \(announced.host):\(announced.port) (\(netClock.map(SessionClock.statusLabel) ?? ""))")
-        } else {
-            clock = Clock.systemClock()
+        if let netClock = link.netClock, let announced = welcome.clock {
+            reporter.line("group session: following the host's clock at \(announced.host):\(announced.port) (\(SessionClock.statusLabel(netClock)))")
         }
-        let medium = NetworkCoordinationMedium(name: "member \(welcome.memberID) of \(self.address)", clock: clock, uplink: link)
-        await link.attach(medium)
         reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
 
         let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
         ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
-        let networked = NetworkCoordinatedStage(medium: medium, itemIdentifier: item)
-        let reporting = GroupEventReporting(networked, item: item, clock: clock, renderLog: renderLog != nil, reporter: reporter,
-                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator },
-                                            labelSuffix: { [netClock] in netClock.map(SessionClock.statusLabel) })
-        let clockGuard = netClock.map { NetClockGuard(clock: $0, coordinators: { networked.coordinators },
-                                                      report: { reporter.line($0) }) }
-        clockGuard?.start()
+        let networked = NetworkCoordinatedStage(medium: link.medium, itemIdentifier: item)
+        await session.attach(networked)
+        let reporting = GroupEventReporting(networked, item: item, clock: link.clock, renderLog: renderLog != nil, reporter: reporter,
+                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: noAudio ? .fakeSink : nil)
         configuration.teardown = .leaveToProcessExit
@@ -125,13 +107,15 @@ struct Join: AsyncParsableCommand {
         let signalWatch = Task { for await _ in signals { await stage.endNow() } }
         let (sessionCommands, sessionContinuation) = AsyncStream<StageCommand>.makeStream()
         let noticeWatch = Task {
-            for await notice in link.noticeStream {
+            for await notice in session.notices {
                 switch notice {
                 case .ended(let reason):
                     reporter.line("group session: \(reason)")
                     sessionContinuation.yield(.quit)
                 case .hostLost(let why):
-                    reporter.line("group session: host lost (\(why)); the views keep playing on their last clock")
+                    reporter.line("group session: host lost (\(why)); the views keep playing on their last clock; rejoining when a host answers at \(self.address)")
+                case .rejoined(let memberID):
+                    reporter.line("group session: rejoined \(self.address) as \(memberID)")
                 case .participants:
                     break   // each view's event line says it (GroupEventReporting)
                 }
@@ -140,8 +124,7 @@ struct Join: AsyncParsableCommand {
         let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), sessionCommands]))
         signalWatch.cancel()
         noticeWatch.cancel()
-        withExtendedLifetime(clockGuard) {}
-        await link.leaveSession()
+        await session.leave()
         if let renderLog { reporting.writeRenderLog(to: renderLog) }
         reporter.printFinalLines(outcome)
         reporter.exitNow(ShutdownSignals.requestedExitCode ?? outcome.exitCode)

@@ -16,8 +16,9 @@ final class MemberProcessTests: XCTestCase {
         }
     }
 
-    private func startHost(_ directory: TemporaryDirectory, renderLog: String? = nil) async throws -> (SessionProcess, Int) {
-        let host = try SessionProcess("host", ["host", "--listen", "127.0.0.1:0", "--headless", "--token", token]
+    private func startHost(_ directory: TemporaryDirectory, renderLog: String? = nil, port wanted: Int = 0,
+                           name: String = "host") async throws -> (SessionProcess, Int) {
+        let host = try SessionProcess(name, ["host", "--listen", "127.0.0.1:\(wanted)", "--headless", "--token", token]
                                          + (renderLog.map { ["--render-log", $0] } ?? []) + [Self.angle1, Self.angle2],
                                       directory: directory)
         var port = 0
@@ -98,8 +99,9 @@ final class MemberProcessTests: XCTestCase {
         XCTAssertEqual(hostStatus, 0, host.stderr)
     }
 
-    /// A member's suspension leaves the others playing. A member that goes silent (stopped with SIGSTOP: no answer, no close, as when its link is cut) is dropped
-    /// after the heartbeat timeout and the others play on; a killed host leaves its members playing, saying so.
+    /// A member's suspension leaves the others playing. A member that goes silent (stopped with SIGSTOP: no answer,
+    /// no close, as when its link is cut) is dropped after the heartbeat timeout and the others play on; a killed
+    /// host leaves its members playing, saying so, and they rejoin when a host returns at the same address.
     func testASuspendedMemberAloneWaitsASilentOneIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
         let directory = try TemporaryDirectory()
         let (host, port) = try await startHost(directory)
@@ -132,9 +134,16 @@ final class MemberProcessTests: XCTestCase {
         try await second.waitFor("a status line still playing without the host") { out, _ in
             out.count > after && out.split(separator: "\n").last?.contains("PLAYING") == true
         }
-        second.send("q")
+        // A host comes back at the same address with the same token: the member rejoins its group.
+        let (returned, _) = try await startHost(directory, port: port, name: "returned-host")
+        try await second.waitForLine(containing: "group session: rejoined 127.0.0.1:\(port) as m1")
+        try await returned.waitForLine(containing: "group session: m1.view1 joined item multiview-event")
+        try await second.waitForLine(containing: "group: view1 joined the group's timeline")
+        returned.send("end")
+        try await second.waitForLine(containing: "group session: the host ended the session")
         let status = try await second.waitForExit()
         XCTAssertEqual(status, 0, second.stderr)
+        _ = try await returned.waitForExit()
     }
 
     struct Frame: Decodable {
