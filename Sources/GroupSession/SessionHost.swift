@@ -131,6 +131,12 @@ public actor SessionHost {
     }
 
     private func welcome(for id: String) async -> GroupMessage.Welcome {
+        // The margin covers the network from the welcome on, before the first heartbeat has measured a round trip
+        // (a command right after joining would otherwise start the member 2 ms ahead: a missed instant).
+        if roundTrips[id] == nil, members[id] != nil {
+            roundTrips[id] = .zero
+            await updateMargin()
+        }
         var groups: [WireGroupState] = []
         for item in configuration.items {
             if let state = await medium.groupState(for: item) { groups.append(WireGroupState(state)) }
