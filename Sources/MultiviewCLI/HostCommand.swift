@@ -95,7 +95,9 @@ struct Host: AsyncParsableCommand {
             throw ExitCode(2)
         }
         reporter.line("group session: listening on \(address.host):\(port), token \(session.configuration.token), net clock on UDP port \(provider.port)")
-        reporter.line("group session: members join with: multiview join \(address.host):\(port) --token \(session.configuration.token)")
+        // Bound to every interface: members use any address of this machine they can reach.
+        let joinHost = ["0.0.0.0", "::"].contains(address.host) ? "ADDR" : address.host
+        reporter.line("group session: members join with: multiview join \(joinHost):\(port) --token \(session.configuration.token)")
 
         let stage = Stage(configuration: configuration, reporter: reporter)
         if let duration { reporter.quitRequested(after: duration) }

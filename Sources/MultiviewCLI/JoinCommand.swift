@@ -87,8 +87,8 @@ struct Join: AsyncParsableCommand {
             await session.leave()
             throw ExitCode(64)
         }
-        if let netClock = link.netClock, let announced = welcome.clock {
-            reporter.line("group session: following the host's clock at \(announced.host):\(announced.port) (\(SessionClock.statusLabel(netClock)))")
+        if let netClock = link.netClock {
+            reporter.line("group session: following the host's clock at \(netClock.address):\(netClock.port) (\(SessionClock.statusLabel(netClock)))")
         }
         reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
 
