@@ -25,6 +25,8 @@ actor RemoteMember {
     }
     private var proxies: [String: Proxy] = [:]
     private var requests = RequestTable()
+    /// Each view's latest suspension update being applied (its later command or rejoin waits for it).
+    private var suspensionUpdates: [String: Task<Void, Never>] = [:]
     private var lastParticipants: [WireParticipant]?
     private(set) var lastHeard = ContinuousClock.now
     private(set) var gone = false
@@ -92,16 +94,24 @@ actor RemoteMember {
             await joinView(join)
         case .command(let command):
             let participant = ParticipantID(command.participant)
-            respond(command.request) { [medium] in
+            respond(command.request, after: suspensionUpdates[command.participant]) { [medium] in
                 try await medium.propose(command.intent.intent, item: command.item, from: participant)
             }
         case .suspensions(let suspensions):
             let reasons = suspensions.reasons.map(SuspensionReason.init)
             log("group session: \(suspensions.participant) suspensions: \(suspensions.reasons.isEmpty ? "none" : suspensions.reasons.joined(separator: ", "))")
-            await medium.suspensionsChanged(ParticipantID(suspensions.participant), reasons: reasons)
+            // Off the read loop (a hold runs a barrier that waits for this member's own answers), in order per
+            // view: the next update, command or rejoin of that view waits for this one.
+            let previous = suspensionUpdates[suspensions.participant]
+            suspensionUpdates[suspensions.participant] = Task { [medium] in
+                await previous?.value
+                await medium.suspensionsChanged(ParticipantID(suspensions.participant), reasons: reasons)
+            }
         case .rejoin(let rejoin):
             let participant = ParticipantID(rejoin.participant)
-            respond(rejoin.request) { [medium] in try await medium.rejoin(participant) }
+            respond(rejoin.request, after: suspensionUpdates[rejoin.participant]) { [medium] in
+                try await medium.rejoin(participant)
+            }
         case .leave(let leave):
             let leaving = leave.participant.map { [$0] } ?? Array(proxies.keys)
             for view in leaving { await removeProxy(view) }
@@ -122,8 +132,10 @@ actor RemoteMember {
     }
 
     /// Runs a group operation off the read loop (a barrier waits for this very member's answers) and replies.
-    private func respond(_ request: Int, _ operation: @escaping @Sendable () async throws -> Void) {
+    private func respond(_ request: Int, after update: Task<Void, Never>? = nil,
+                         _ operation: @escaping @Sendable () async throws -> Void) {
         Task {
+            await update?.value
             let result: Result<Void, any Error>
             do { try await operation(); result = .success(()) } catch { result = .failure(error) }
             await self.peer.send(.reply(.init(request: request, outcome: WireOutcome(result))))

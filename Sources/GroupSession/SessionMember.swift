@@ -32,6 +32,8 @@ public actor SessionMember: GroupUplink {
     private let notices: AsyncStream<SessionNotice>.Continuation
     public nonisolated let noticeStream: AsyncStream<SessionNotice>
     private var lastHeard = ContinuousClock.now
+    /// Each view's latest host command being carried out (the next one for that view waits for it).
+    private var commandsInFlight: [String: Task<Void, Never>] = [:]
     private var lost = false
     public static let hostSilenceLimit: Duration = .seconds(3)
 
@@ -221,7 +223,10 @@ public actor SessionMember: GroupUplink {
             Task { await peer?.send(.reply(.init(request: request, outcome: .failed("no view \(participant) here")))) }
             return
         }
-        Task {
+        // In order per view: a newer command (the newest wins on the host) is applied after the one before it.
+        let previous = commandsInFlight[participant]
+        commandsInFlight[participant] = Task {
+            await previous?.value
             let result: Result<Void, any Error>
             do { try await medium.hostCommand(command, for: id); result = .success(()) } catch { result = .failure(error) }
             await peer?.send(.reply(.init(request: request, outcome: WireOutcome(result))))
