@@ -69,6 +69,16 @@ final class NetworkMediumTests: XCTestCase {
         }
         XCTAssertEqual(heard, .timeJumped(to: .seconds(7), originator: ParticipantID("m1.view1"), byOtherParticipant: false))
 
+        // A rate change from the member: the host's view prepares at 2× for it, and plays at 2× with the member's start.
+        try await remoteCoordinator.coordinateRate(2)
+        let fast = local.commands.last { if case .buffer(_, let rate) = $0.kind { rate == 2 } else { false } }
+        XCTAssertEqual(fast?.originator, ParticipantID("m1.view1"))
+        let fastStarts = await eventually(timeout: .seconds(5)) {
+            remote.commands.contains { if case .play(_, 2, _) = $0.kind { true } else { false } }
+        }
+        XCTAssertTrue(fastStarts)
+        XCTAssertEqual(plays(remote).last, plays(local).last, "one instant for the rate change too")
+
         // A member's suspension takes only that view out: the host's next command skips it.
         let suspension = await remoteCoordinator.beginSuspension(for: .stallRecovery)
         let suspended = await eventually(timeout: .seconds(5)) {
