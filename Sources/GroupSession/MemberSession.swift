@@ -93,6 +93,8 @@ public actor MemberSession {
     }
 
     private func handle(_ notice: SessionNotice) async {
+        // After the host ended the session its connection closes too: that is no loss to report.
+        if case .hostLost = notice, leaving { return }
         noticeContinuation.yield(notice)
         switch notice {
         case .ended:
