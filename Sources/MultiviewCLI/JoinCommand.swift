@@ -97,7 +97,8 @@ struct Join: AsyncParsableCommand {
         let networked = NetworkCoordinatedStage(medium: link.medium, itemIdentifier: item)
         await session.attach(networked)
         let reporting = GroupEventReporting(networked, item: item, clock: link.clock, renderLog: renderLog != nil, reporter: reporter,
-                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator })
+                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator },
+                                            labelSuffix: { session.clockLabel })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: noAudio ? .fakeSink : nil)
         configuration.teardown = .leaveToProcessExit
