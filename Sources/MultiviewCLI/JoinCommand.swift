@@ -14,7 +14,8 @@ struct Join: AsyncParsableCommand {
         discussion: """
         MEDIA are this member's own copies of the item; or --views 2,3 plays the host's views 2 and 3 (their URIs). \
         On stdin: the commands of play --coordinated (play/pause/seek/rate act on the whole group); q = leave. \
-        A wrong or missing token is refused (exit 3). If the host goes away the views keep playing on their last clock.
+        A wrong or missing token is refused (exit 3). If the host goes away the views keep playing on their last clock, \
+        and rejoin when a host answers again at ADDR:PORT with the same token. The host's end ends this process too.
         """
     )
 
