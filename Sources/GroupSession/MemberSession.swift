@@ -1,0 +1,147 @@
+import Coordination
+import GStreamer
+import GroupProtocol
+import Synchronization
+
+/// A member's whole stay in a session: the link to the host (`SessionMember`), the clock following the host's,
+/// the `NetworkCoordinationMedium` over them and the net clock guard — and, when the host is lost, a new link
+/// once a host answers again at the same address with the same token (every second), onto which the views move.
+///
+/// Threading: an actor; it owns the current link, the stage it moves, and the notice stream's continuation.
+public actor MemberSession {
+    /// One connection to a host and what was built on it.
+    public struct Link: Sendable {
+        public let member: SessionMember
+        public let welcome: GroupMessage.Welcome
+        public let medium: NetworkCoordinationMedium
+        public let clock: Clock
+        public let netClock: NetClientClock?
+    }
+
+    public nonisolated let host: String
+    public nonisolated let port: Int
+    private let token: String
+    private let name: String
+    private let log: @Sendable (String) -> Void
+    public private(set) var current: Link {
+        didSet { followed.withLock { $0 = current.netClock } }
+    }
+    /// The net clock of the current link, readable from any thread (the views' tags show its state).
+    private nonisolated let followed: Mutex<NetClientClock?>
+    private var stage: NetworkCoordinatedStage?
+    private var clockGuard: NetClockGuard?
+    private var leaving = false
+    public nonisolated let notices: AsyncStream<SessionNotice>
+    private let noticeContinuation: AsyncStream<SessionNotice>.Continuation
+
+    private init(host: String, port: Int, token: String, name: String, log: @escaping @Sendable (String) -> Void, link: Link) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.name = name
+        self.log = log
+        self.current = link
+        self.followed = Mutex(link.netClock)
+        (notices, noticeContinuation) = AsyncStream<SessionNotice>.makeStream()
+    }
+
+    /// Connects, is welcomed, follows the host's clock (synchronised) and builds the medium. Throws
+    /// `GroupLinkError.refused(.badToken, …)` for a wrong token, `NetClockError` when the clock does not sync.
+    public static func join(host: String, port: Int, token: String, name: String,
+                            log: @escaping @Sendable (String) -> Void) async throws -> MemberSession {
+        let link = try await connect(host: host, port: port, token: token, name: name, log: log)
+        let session = MemberSession(host: host, port: port, token: token, name: name, log: log, link: link)
+        await session.watch(link)
+        return session
+    }
+
+    private static func connect(host: String, port: Int, token: String, name: String,
+                                log: @escaping @Sendable (String) -> Void) async throws -> Link {
+        let member = try await SessionMember.connect(host: host, port: port, token: token, name: name, log: log)
+        guard let welcome = await member.welcome else { throw GroupLinkError.notWelcomed }
+        var clock = Clock.systemClock()
+        var netClock: NetClientClock?
+        if let announced = welcome.clock {
+            do {
+                let following = try await SessionClock.follow(announced, sessionHost: host)
+                netClock = following
+                clock = following
+            } catch {
+                await member.leaveSession()
+                throw error
+            }
+        }
+        let medium = NetworkCoordinationMedium(name: "member \(welcome.memberID) of \(host):\(port)", clock: clock,
+                                               uplink: member)
+        await member.attach(medium)
+        return Link(member: member, welcome: welcome, medium: medium, clock: clock, netClock: netClock)
+    }
+
+    /// "net clock synced, RTT 0.07 ms" for the current link; nil without a net clock.
+    public nonisolated var clockLabel: String? { followed.withLock { $0 }.map(SessionClock.statusLabel) }
+
+    /// The stage whose views this session moves to a returning host; its views are guarded by the net clock.
+    public func attach(_ stage: NetworkCoordinatedStage) {
+        self.stage = stage
+        startGuard()
+    }
+
+    private func startGuard() {
+        guard let stage, let netClock = current.netClock else { return }
+        let guarded = NetClockGuard(clock: netClock, coordinators: { stage.coordinators }, report: log)
+        guarded.start()
+        clockGuard = guarded
+    }
+
+    private func watch(_ link: Link) {
+        Task {
+            for await notice in link.member.noticeStream {
+                await self.handle(notice)
+            }
+        }
+    }
+
+    private func handle(_ notice: SessionNotice) async {
+        // After the host ended the session its connection closes too: that is no loss to report.
+        if case .hostLost = notice, leaving { return }
+        noticeContinuation.yield(notice)
+        switch notice {
+        case .ended:
+            leaving = true
+        case .hostLost:
+            await rejoinWhenBack()
+        default:
+            break
+        }
+    }
+
+    /// Tries the same address every second until a host takes this member in again (or it leaves).
+    private func rejoinWhenBack() async {
+        while !leaving {
+            try? await Task.sleep(for: .seconds(1))
+            guard !leaving else { return }
+            do {
+                let link = try await Self.connect(host: host, port: port, token: token, name: name, log: log)
+                current = link
+                clockGuard = nil
+                try await stage?.move(to: link.medium)
+                startGuard()
+                noticeContinuation.yield(.rejoined(link.welcome.memberID))
+                watch(link)
+                return
+            } catch GroupLinkError.refused(let code, let detail) {
+                log("group session: the host at \(host):\(port) refused this member (\(code.rawValue): \(detail)); not trying again")
+                return
+            } catch {
+                continue   // nobody there yet (connection refused), or its clock did not sync: next second
+            }
+        }
+    }
+
+    /// `q`: leaves the session (the host removes this member's views) and stops trying to rejoin.
+    public func leave() async {
+        leaving = true
+        await current.member.leaveSession()
+        noticeContinuation.finish()
+    }
+}
