@@ -2,8 +2,11 @@
 """Shards for Scripts/test: plan them from the suite's test list and a durations table, then check and sum up
 what the shards ran.
 
-  test_shards.py plan LIST DURATIONS K OUTDIR   writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
-                                                the XCTest bundle's argument) and prints one line per shard
+  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL]
+                                                writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
+                                                the XCTest bundle's argument) and prints one line per shard; the
+                                                classes named in SERIAL (one Module.Class a line) go to shard K+1,
+                                                which Scripts/test runs alone after the others
   test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
                                                 fails (exit 1) when a shard failed, or when a test of LIST did not
                                                 run in any shard; writes OUTDIR/durations.tsv (measured per class)
@@ -50,8 +53,20 @@ def read_durations(path):
     return table
 
 
-def plan(list_path, durations_path, k, outdir):
+def read_serial(path):
+    if not path or not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {line.split("#", 1)[0].strip() for line in f} - {""}
+
+
+def plan(list_path, durations_path, k, outdir, serial_path=None):
     classes = read_list(list_path)
+    serial = read_serial(serial_path)
+    unknown_serial = sorted(serial - set(classes))
+    if unknown_serial:
+        sys.exit(f"test_shards: {os.path.basename(serial_path)} names classes that are not in the test list: "
+                 f"{' '.join(unknown_serial)}")
     if not classes:
         sys.exit("test_shards: the test list is empty (swift test list printed no Module.Class/test lines)")
     table = read_durations(durations_path)
@@ -59,15 +74,18 @@ def plan(list_path, durations_path, k, outdir):
     estimate = {c: table.get(c, default) for c in classes}
     unknown = sorted(c for c in classes if c not in table)
     shards = [{"seconds": 0.0, "classes": []} for _ in range(k)]
-    for c in sorted(classes, key=lambda c: (-estimate[c], c)):
+    for c in sorted((c for c in classes if c not in serial), key=lambda c: (-estimate[c], c)):
         target = min(shards, key=lambda s: s["seconds"])
         target["classes"].append(c)
         target["seconds"] += estimate[c]
+    if serial:
+        shards.append({"seconds": sum(estimate[c] for c in serial), "classes": sorted(serial)})
     os.makedirs(outdir, exist_ok=True)
     for n, shard in enumerate(shards, 1):
         with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
             f.write(",".join(sorted(shard["classes"])) + "\n")
-        print(f"shard {n}: {len(shard['classes'])} classes, "
+        alone = " (alone, after the others)" if serial and n == len(shards) else ""
+        print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
               f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
     if unknown:
         print(f"not in {os.path.basename(durations_path)} (planned at {default:.1f} s each; "
@@ -148,8 +166,8 @@ def check(list_path, outdir, k):
 
 
 def main(argv):
-    if len(argv) == 6 and argv[1] == "plan":
-        plan(argv[2], argv[3], int(argv[4]), argv[5])
+    if len(argv) in (6, 7) and argv[1] == "plan":
+        plan(argv[2], argv[3], int(argv[4]), argv[5], argv[6] if len(argv) == 7 else None)
         return 0
     if len(argv) == 5 and argv[1] == "check":
         return check(argv[2], argv[3], int(argv[4]))
