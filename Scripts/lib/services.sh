@@ -12,6 +12,10 @@
 #   mv_pulse_start; mv_xvfb_start
 #
 # Meant to be sourced by bash scripts running with `set -euo pipefail`.
+#
+# MV_PRIVATE_SERVICES=1 (or mv_services_private): never reuse a reachable server; always start our own daemon and
+# display. Scripts/test's shards do this in subshells, one PulseAudio + Xvfb + runtime dir each, so parallel
+# shards never share a sink, a display or a PulseAudio client limit.
 
 MV_PULSE_SINK=${MV_PULSE_SINK:-multiview_test}
 MV_SERVICE_TIMEOUT=${MV_SERVICE_TIMEOUT:-10}   # seconds to wait for a service to answer
@@ -21,6 +25,8 @@ MV_PULSE_PID=""           # PulseAudio daemon we started
 MV_PULSE_SINK_MODULE=""   # null-sink module we loaded into a pre-existing daemon
 MV_XVFB_PID=""            # Xvfb we started
 MV_XVFB_DISPLAY=""
+
+MV_PRIVATE_SERVICES=${MV_PRIVATE_SERVICES:-0}
 
 mv_log() { printf '%s\n' "$*" >&2; }
 mv_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -39,6 +45,14 @@ mv_services_dir() {
     # Short path: PulseAudio's socket lives below it (unix socket paths are limited to 108 bytes).
     MV_SERVICES_DIR=$(mktemp -d /tmp/multiview-services.XXXXXX)
   fi
+}
+
+# Forgets the services of the calling shell (a subshell inherits its variables) and makes the next starts private:
+# for a subshell that brings up its own set. Its EXIT trap must call mv_services_stop.
+mv_services_private() {
+  MV_SERVICES_DIR="" MV_PULSE_PID="" MV_PULSE_SINK_MODULE="" MV_XVFB_PID="" MV_XVFB_DISPLAY=""
+  MV_PRIVATE_SERVICES=1
+  unset PULSE_SERVER PULSE_RUNTIME_PATH PULSE_COOKIE XDG_RUNTIME_DIR DISPLAY
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -65,7 +79,7 @@ mv_pulse_load_sink() {
 # every client (tests, gst pulsesink, pactl, parecord) finds and authenticates to it.
 mv_pulse_start() {
   command -v pactl >/dev/null 2>&1 || mv_die "pactl not found (run Scripts/setup)"
-  if mv_pulse_reachable; then
+  if [ "$MV_PRIVATE_SERVICES" != 1 ] && mv_pulse_reachable; then
     mv_log "PulseAudio: using the running server ($(pactl info 2>/dev/null | sed -n 's/^Server String: //p'))"
     if ! mv_pulse_has_sink "$MV_PULSE_SINK"; then
       MV_PULSE_SINK_MODULE=$(mv_pulse_load_sink) || mv_die "could not load a null sink into the running PulseAudio"
@@ -143,11 +157,11 @@ mv_x_reachable() {  # mv_x_reachable [DISPLAY]
 # exports DISPLAY.
 mv_xvfb_start() {
   command -v xdpyinfo >/dev/null 2>&1 || mv_die "xdpyinfo not found (run Scripts/setup)"
-  if mv_x_reachable; then
+  if [ "$MV_PRIVATE_SERVICES" != 1 ] && mv_x_reachable; then
     mv_log "X: using the running display $DISPLAY"
     return 0
   fi
-  [ -z "${DISPLAY:-}" ] || mv_log "X: DISPLAY=$DISPLAY does not answer; starting Xvfb"
+  [ -z "${DISPLAY:-}" ] || [ "$MV_PRIVATE_SERVICES" = 1 ] || mv_log "X: DISPLAY=$DISPLAY does not answer; starting Xvfb"
   command -v Xvfb >/dev/null 2>&1 || mv_die "Xvfb not found (run Scripts/setup)"
   mv_services_dir
   local n log pid waited

@@ -76,13 +76,25 @@ public struct MediaInfo: Sendable, Equatable {
         }
         let list = gst_discoverer_info_get_stream_list(info)
         var node = list
+        var unnamed: [Int: String] = [:]   // audio and subtitle streams without a language: index → stream id
         while let current = node {
             if let raw = current.pointee.data {
-                media.streams.append(stream(OpaquePointer(raw)))
+                let s = stream(OpaquePointer(raw))
+                if s.language == nil, s.kind == .audio || s.kind == .subtitle,
+                   let id = gst_discoverer_stream_info_get_stream_id(OpaquePointer(raw)) {
+                    unnamed[media.streams.count] = String(cString: id)
+                }
+                media.streams.append(s)
             }
             node = current.pointee.next
         }
         gst_discoverer_stream_info_list_free(list)
+        // The discoverer may have finished before a sparse stream's tags came (see StreamLanguageScan): read
+        // them from the container for the streams still without a language.
+        if !unnamed.isEmpty {
+            let found = StreamLanguageScan.languages(uri: uri, wanted: Set(unnamed.values))
+            for (index, id) in unnamed { media.streams[index].language = found[id] }
+        }
         return media
     }
 

@@ -29,6 +29,10 @@ public final class SyncRecorder: Sendable {
         var pendingRate: Double?
         var rates: [Int: Double] = [:]
         var items: [Int: String] = [:]
+        /// Labels that take effect at the view's next segment event (`setItem(_:view:fromNextSegment:)`).
+        var itemsFromNextSegment: [Int: String] = [:]
+        /// Views whose rate is taken from their next segment event (`setRateFromNextSegment(view:)`).
+        var ratesFromNextSegment: Set<Int> = []
         /// Each view's current segment start while playing forward (see `presentedMediaTime`).
         var segmentStarts: [Int: ClockTime] = [:]
     }
@@ -66,6 +70,8 @@ public final class SyncRecorder: Sendable {
             guard let self, info.eventName == "segment" else { return .ok }
             self.state.withLock { s in
                 s.segmentStarts[view] = (info.segmentRate ?? 1) > 0 ? info.segmentStart : nil
+                if let item = s.itemsFromNextSegment.removeValue(forKey: view) { s.items[view] = item }
+                if s.ratesFromNextSegment.remove(view) != nil, let rate = info.segmentRate { s.rates[view] = rate }
                 guard s.awaitingSegment.remove(view) != nil else { return }
                 s.viewPhases[view] = s.phase
                 if let rate = s.pendingRate ?? info.segmentRate { s.rates[view] = rate }
@@ -104,7 +110,22 @@ public final class SyncRecorder: Sendable {
     }
     /// Marks what a view plays from now on; a suspended view is marked apart so it is not compared with the
     /// group while it is detached on purpose.
-    public func setItem(_ item: String, view: Int) { state.withLock { $0.items[view] = item } }
+    public func setItem(_ item: String, view: Int) {
+        state.withLock { s in
+            s.items[view] = item
+            s.itemsFromNextSegment[view] = nil
+        }
+    }
+    /// Marks what a view plays from its next segment event on: the first frame of the flushing seek that is about
+    /// to come (a suspended view rejoining its group) is the first one marked, wherever the call that causes it
+    /// returns. Marking it after that call returned labelled the rejoined view's first frames as its own content
+    /// whenever the group had already started by then (`SuspensionTests`' first-render check, 1 run in 3–5).
+    public func setItem(_ item: String, view: Int, fromNextSegment: Bool) {
+        guard fromNextSegment else { return setItem(item, view: view) }
+        state.withLock { $0.itemsFromNextSegment[view] = item }
+    }
+    /// Takes the view's rate from its next segment event (the rate it rejoins its group at), for the same reason.
+    public func setRateFromNextSegment(view: Int) { state.withLock { _ = $0.ratesFromNextSegment.insert(view) } }
     public func setRate(_ rate: Double, view: Int) { state.withLock { $0.rates[view] = rate } }
     /// Sets every view's rate: at once for views already in the current phase, at their new segment for views
     /// still awaiting it.

@@ -20,6 +20,17 @@ final class SuspensionTests: XCTestCase {
         XCTAssertTrue(rendering, "not rendering since \(clockNs)", file: file, line: line)
     }
 
+    /// Just after the first frame `view` rendered on the group's item since `clockNs`: where a view that rejoined
+    /// by catching up is compared from. Its first frame is shown from the instant the group reaches the media time
+    /// it prepared at, the clipped start of a frame the others began showing at its own time, up to a frame
+    /// earlier: the same picture at every instant, but not a skew sample. (A fixed 100 ms after `end` stood for
+    /// this and let that frame in whenever rejoining took longer.)
+    private func rejoined(_ set: CoordinatedViews, view: Int, since clockNs: UInt64,
+                          file: StaticString = #filePath, line: UInt = #line) throws -> UInt64 {
+        try XCTUnwrap(set.firstFrames(since: clockNs)[view], "view \(view) rendered nothing on the group's item",
+                      file: file, line: line).renderClockNs + 1
+    }
+
     /// The first `count` angles as a coordinated group, all playing, then `settle` to let them run.
     private func playingGroup(of count: Int, settle: Duration = .zero,
                               file: StaticString = #filePath, line: UInt = #line) async throws -> CoordinatedViews {
@@ -37,6 +48,8 @@ final class SuspensionTests: XCTestCase {
         for p in set.players.prefix(2) { othersLogs.append(await p.eventLog(clock: set.clock)) }
         let suspendedNs = set.nowNs
 
+        // Its frames are its own while it is suspended, the group's again from its rejoining seek on.
+        set.recorder.setItem("scrub", view: 3)
         let suspension = await scrubber.coordinator.beginSuspension(for: .userIsChangingCurrentTime)
         let reasons = await scrubber.coordinator.suspensionReasons
         XCTAssertEqual(reasons, [.userIsChangingCurrentTime])
@@ -80,6 +93,7 @@ final class SuspensionTests: XCTestCase {
 
         // end(): back at the group's time and rate, aligned, without disturbing the others.
         let endNs = set.nowNs
+        set.recorder.setItem("event", view: 3, fromNextSegment: true)
         try await suspension.end()
         await assertResumed(set, since: endNs, views: [3])
         let ended = await eventually(timeout: .seconds(2)) { scrubberEvents.values.contains(.suspensionEnded(.userIsChangingCurrentTime)) }
@@ -88,7 +102,7 @@ final class SuspensionTests: XCTestCase {
         let scrubberRate = await scrubber.player.rate
         XCTAssertEqual(scrubberRate, 1)
         try await Task.sleep(for: .seconds(1.2))
-        assertAligned(set, since: endNs + 100_000_000, minFrames: 25, "after end()")
+        assertAligned(set, since: try rejoined(set, view: 3, since: endNs), minFrames: 25, "after end()")
         // The only pause the others saw is the group's own pause (one PAUSED stretch each).
         for (i, log) in othersLogs.enumerated() {
             let statuses = log.statuses(since: endNs)
@@ -143,7 +157,9 @@ final class SuspensionTests: XCTestCase {
         let startNs = set.nowNs
         let viewer = set.views[2]
 
-        // "What happened?": suspend, go back 5 s, play at 2× until caught up.
+        // "What happened?": suspend, go back 5 s, play at 2× until caught up. The replay's frames are its own, not
+        // the group's: recorded apart until its rejoining seek.
+        set.recorder.setItem("replay", view: 3)
         let suspension = await viewer.coordinator.beginSuspension(for: .whatHappened)
         let groupAtPress = try unwrap(await set.groupTime())
         let replayFrom = ClockTime.seconds(groupAtPress.seconds - 5)
@@ -177,14 +193,15 @@ final class SuspensionTests: XCTestCase {
         XCTAssertTrue(caughtUp, "never caught up")
 
         let endNs = set.nowNs
+        set.recorder.setItem("event", view: 3, fromNextSegment: true)
+        set.recorder.setRateFromNextSegment(view: 3)
         try await suspension.end()
         await assertResumed(set, since: endNs, views: [3])
         let rate = await viewer.player.rate
         XCTAssertEqual(rate, 1, "rejoined at the group's rate")
         assertPositions(await set.settledPositions(), near: try unwrap(await set.groupTime()), "after catching up")
-        set.recorder.setRate(1)
         try await Task.sleep(for: .seconds(1.2))
-        assertAligned(set, since: endNs + 100_000_000, minFrames: 25, "after what-happened")
+        assertAligned(set, since: try rejoined(set, view: 3, since: endNs), minFrames: 25, "after what-happened")
 
         // The others never paused, waited or skipped.
         for (i, log) in othersLogs.enumerated() {
@@ -258,8 +275,11 @@ final class SuspensionTests: XCTestCase {
 
         // The interstitial ends: everyone resumes together from where the others waited.
         let endNs = set.nowNs
+        // Its frames are the group's again from its rejoining seek on (marked then, not when `end` returns: the
+        // group may have started before that).
+        set.recorder.setItem("event", view: 3, fromNextSegment: true)
         try await interstitial.end()
-        set.recorder.setItem("event", view: 3)
+        let endReturnedNs = set.nowNs
         await assertResumed(set, since: endNs)
         let resumedGroup = try unwrap(await set.medium.groupState(for: "event"))
         XCTAssertTrue(resumedGroup.isPlaying)
@@ -270,6 +290,8 @@ final class SuspensionTests: XCTestCase {
         let first = set.firstFrames(since: endNs)
         let starts = first.values.map { Double($0.renderClockNs) / 1e6 }
         XCTAssertEqual(first.count, 3)
+        // How the old labelling (after `end` returned) went wrong: positive when the group rendered first.
+        print("[interstitial] end() returned \((Double(endReturnedNs) - (starts.min() ?? 0) * 1e6) / 1e6) ms after the group's first frame")
         XCTAssertLessThan((starts.max() ?? 0) - (starts.min() ?? .infinity), 10,
                           "first renders after the interstitial (ms), per view: \(first.mapValues { (Double($0.renderClockNs) - Double(endNs)) / 1e6 })")
         assertAligned(set, since: endNs, minFrames: 25, "after the interstitial")

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Shards for Scripts/test: plan them from the suite's test list and a durations table, then check and sum up
+what the shards ran.
+
+  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL]
+                                                writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
+                                                the XCTest bundle's argument) and prints one line per shard; the
+                                                classes named in SERIAL (one Module.Class a line) go to shard K+1,
+                                                which Scripts/test runs alone after the others
+  test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
+                                                fails (exit 1) when a shard failed, or when a test of LIST did not
+                                                run in any shard; writes OUTDIR/durations.tsv (measured per class)
+
+LIST is `swift test list` output ("Module.Class/testMethod" per line). DURATIONS is the checked-in table
+(Tests/test-durations.tsv: "seconds<TAB>Module.Class" per line, '#' comments). A class missing from the table
+still runs: it is planned with the median duration of the table (so a new slow class costs balance, never
+coverage). Greedy longest-first: each class, longest first, goes to the shard with the least time so far.
+"""
+import os
+import re
+import statistics
+import sys
+
+
+def read_list(path):
+    """Test cases by class: {"Module.Class": ["testA", ...]} in listing order. Any other line is an error: the
+    shards run the XCTest bundle, so a test of another kind (swift-testing's @Test) would silently not run."""
+    classes = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            m = re.fullmatch(r"([A-Za-z_][\w]*\.[A-Za-z_][\w]*)/([A-Za-z_][\w]*)", line)
+            if not m:
+                sys.exit(f"test_shards: '{line}' in the test list is not an XCTest case (Module.Class/test); "
+                         "the shards cannot run it: run `MV_TEST_SHARDS=1 Scripts/test`, or teach the shards")
+            classes.setdefault(m.group(1), []).append(m.group(2))
+    return classes
+
+
+def read_durations(path):
+    table = {}
+    if not os.path.exists(path):
+        return table
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            seconds, name = line.split(None, 1)
+            table[name.strip()] = float(seconds)
+    return table
+
+
+def read_serial(path):
+    if not path or not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {line.split("#", 1)[0].strip() for line in f} - {""}
+
+
+def plan(list_path, durations_path, k, outdir, serial_path=None):
+    classes = read_list(list_path)
+    serial = read_serial(serial_path)
+    unknown_serial = sorted(serial - set(classes))
+    if unknown_serial:
+        sys.exit(f"test_shards: {os.path.basename(serial_path)} names classes that are not in the test list: "
+                 f"{' '.join(unknown_serial)}")
+    if not classes:
+        sys.exit("test_shards: the test list is empty (swift test list printed no Module.Class/test lines)")
+    table = read_durations(durations_path)
+    default = statistics.median(table.values()) if table else 1.0
+    estimate = {c: table.get(c, default) for c in classes}
+    unknown = sorted(c for c in classes if c not in table)
+    shards = [{"seconds": 0.0, "classes": []} for _ in range(k)]
+    for c in sorted((c for c in classes if c not in serial), key=lambda c: (-estimate[c], c)):
+        target = min(shards, key=lambda s: s["seconds"])
+        target["classes"].append(c)
+        target["seconds"] += estimate[c]
+    if serial:
+        shards.append({"seconds": sum(estimate[c] for c in serial), "classes": sorted(serial)})
+    os.makedirs(outdir, exist_ok=True)
+    for n, shard in enumerate(shards, 1):
+        with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
+            f.write(",".join(sorted(shard["classes"])) + "\n")
+        alone = " (alone, after the others)" if serial and n == len(shards) else ""
+        print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
+              f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
+    if unknown:
+        print(f"not in {os.path.basename(durations_path)} (planned at {default:.1f} s each; "
+              f"refresh the table): {' '.join(unknown)}")
+
+
+SUITE_END = re.compile(r"^Test Suite '([^']+)' (passed|failed) at ")
+EXECUTED = re.compile(r"^\s*Executed (\d+) tests?, with (\d+) failures? \((\d+) unexpected\) in ([\d.]+) ")
+CASE_END = re.compile(r"^Test Case '([^']+)' (passed|failed|skipped) \(([\d.]+) seconds\)")
+
+
+def read_shard_log(path):
+    """(cases {"Class.test": outcome}, class seconds {"Class": s}, exit status or None)."""
+    cases, seconds, status = {}, {}, None
+    if not os.path.exists(path):
+        return cases, seconds, status
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        m = CASE_END.match(line)
+        if m:
+            cases[m.group(1)] = m.group(2)
+            continue
+        m = SUITE_END.match(line)
+        if m and i + 1 < len(lines):
+            e = EXECUTED.match(lines[i + 1])
+            if e and not m.group(1).endswith(".xctest") and m.group(1) not in ("All tests", "Selected tests"):
+                seconds[m.group(1)] = float(e.group(4))
+    status_path = path[: -len(".log")] + ".status"
+    if os.path.exists(status_path):
+        with open(status_path) as f:
+            status = int(f.read().strip() or "1")
+    return cases, seconds, status
+
+
+def check(list_path, outdir, k):
+    classes = read_list(list_path)
+    listed = {f"{c.split('.', 1)[1]}.{t}" for c, tests in classes.items() for t in tests}
+    ran, measured, bad = {}, {}, []
+    total_failed = 0
+    for n in range(1, k + 1):
+        log = os.path.join(outdir, f"shard-{n}.log")
+        cases, seconds, status = read_shard_log(log)
+        wall = ""
+        wall_path = os.path.join(outdir, f"shard-{n}.seconds")
+        if os.path.exists(wall_path):
+            with open(wall_path) as f:
+                wall = f"{f.read().strip()} s wall, "
+        failed = sorted(c for c, o in cases.items() if o == "failed")
+        total_failed += len(failed)
+        ok = status == 0 and not failed
+        if not ok:
+            bad.append(n)
+        print(f"shard {n}: {'passed' if ok else 'FAILED'}: {len(cases)} tests, {len(failed)} failed, "
+              f"{wall}{sum(seconds.values()):.1f} s in tests, exit {status if status is not None else 'unknown'}"
+              f" ({log})")
+        for c in failed:
+            print(f"    failed: {c}")
+        for c, o in cases.items():
+            ran[c] = o
+        measured.update(seconds)
+    missing = sorted(listed - set(ran))
+    with open(os.path.join(outdir, "durations.tsv"), "w") as f:
+        f.write("# Seconds per test class (Module.Class), for Scripts/test to balance its shards (greedy, longest first).\n"
+                "# Measured by a sharded run of Scripts/test; refresh with: "
+                "cp .build/test-shards/durations.tsv Tests/test-durations.tsv\n")
+        for c in sorted(classes, key=lambda c: (-measured.get(c.split(".", 1)[1], 0.0), c)):
+            short = c.split(".", 1)[1]
+            if short in measured:
+                f.write(f"{measured[short]:.3f}\t{c}\n")
+    print(f"total: {len(ran)} of {len(listed)} listed tests ran in {k} shards, {total_failed} failed, "
+          f"{sum(measured.values()):.1f} s in tests")
+    if missing:
+        print(f"NOT RUN ({len(missing)} listed tests ran in no shard):")
+        for c in missing:
+            print(f"    {c}")
+    return 0 if not bad and not missing else 1
+
+
+def main(argv):
+    if len(argv) in (6, 7) and argv[1] == "plan":
+        plan(argv[2], argv[3], int(argv[4]), argv[5], argv[6] if len(argv) == 7 else None)
+        return 0
+    if len(argv) == 5 and argv[1] == "check":
+        return check(argv[2], argv[3], int(argv[4]))
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
