@@ -18,13 +18,6 @@ import Synchronization
 /// reading plus the time elapsed since, without asking the sink. The stream was corked, so its time was frozen
 /// at that reading and runs with real time from the uncork on: the extrapolation is what the sink would report.
 ///
-/// A reading the sink takes long to answer (pulsesink's clock function takes PulseAudio's process-wide mainloop
-/// lock; after the daemon was killed the soak's player hung with streaming threads blocked in it here) holds up
-/// only the thread that asked: while a call has been inside the sink's function for more than `stuckAfter`, every
-/// other reading is answered by extrapolating the last good one, without calling the sink (the view's video keeps
-/// its pace; the player swaps the lost sink out). `abandon()` (the player, on losing the PulseAudio server)
-/// stops calling the sink at all.
-///
 /// Threading: the clock calls `time` on whichever thread reads it (streaming threads, PulseAudio's thread); the
 /// state lives in one `Mutex`. The guard is installed when the sink is created, before any thread can read its
 /// clock, so swapping the clock's function and data pointers never races with a reader.
@@ -36,8 +29,6 @@ public final class AudioClockGuard: Sendable {
     private nonisolated(unsafe) let originalData: gpointer?
     private nonisolated(unsafe) let originalDestroy: GDestroyNotify?
     private let window: Duration
-    /// How long a call may stay inside the sink's function before other readings stop waiting for it.
-    static let stuckAfter: Duration = .milliseconds(50)
 
     private struct State {
         /// Monotonic ns (`gst_util_get_timestamp`) after which the next reading opens a window; nil when not armed.
@@ -47,20 +38,10 @@ public final class AudioClockGuard: Sendable {
         var windowBase: GstClockTime = 0
         var extrapolated = 0
         var windows = 0
-        /// The last reading the sink answered, and when (monotonic ns).
-        var lastReading: GstClockTime?
-        var lastReadingAt: UInt64 = 0
-        /// Readings answered from `lastReading` because a call was stuck in the sink or the sink was abandoned.
-        var unanswered = 0
-        /// Calls inside the sink's function now, and since when the oldest of them (monotonic ns).
-        var callsInside = 0
-        var oldestCallSince: UInt64 = 0
-        /// The sink's clock is not called any more (its server is gone).
-        var abandoned = false
     }
     private let state = Mutex(State())
 
-    init(original: GstAudioClockGetTimeFunc, data: gpointer?, destroy: GDestroyNotify?, window: Duration) {
+    private init(original: GstAudioClockGetTimeFunc, data: gpointer?, destroy: GDestroyNotify?, window: Duration) {
         self.original = original
         self.originalData = data
         self.originalDestroy = destroy
@@ -70,13 +51,6 @@ public final class AudioClockGuard: Sendable {
     /// Readings answered by extrapolation, and windows opened, so far.
     public var statistics: (extrapolated: Int, windows: Int) { state.withLock { ($0.extrapolated, $0.windows) } }
 
-    /// Readings answered by extrapolation because the sink's clock was stuck or abandoned.
-    public var unansweredReadings: Int { state.withLock { $0.unanswered } }
-
-    /// Stops calling the sink's clock: every reading from now on extrapolates the last one. For a sink whose
-    /// server is gone (its clock function would wait on a dead connection's lock).
-    public func abandon() { state.withLock { $0.abandoned = true } }
-
     /// The next start of the sink's device happens no earlier than `delay` from now: the first clock reading from
     /// then on opens a window.
     public func arm(after delay: Duration = .zero) {
@@ -84,7 +58,7 @@ public final class AudioClockGuard: Sendable {
         state.withLock { $0.armedAfter = at }
     }
 
-    func time(_ clock: UnsafeMutablePointer<GstClock>?) -> GstClockTime {
+    fileprivate func time(_ clock: UnsafeMutablePointer<GstClock>?) -> GstClockTime {
         let now = Self.now()
         let answer = state.withLock { s -> GstClockTime? in
             // `now` was taken before the lock: another thread may have opened the window after it.
@@ -93,29 +67,9 @@ public final class AudioClockGuard: Sendable {
             return s.windowBase &+ GstClockTime(now - s.windowStart)
         }
         if let answer { return answer }
-        let stuckNs = ClockTime(Self.stuckAfter).nanoseconds
-        let extrapolated = state.withLock { s -> GstClockTime? in
-            let stuck = s.callsInside > 0 && now &- s.oldestCallSince > stuckNs
-            guard s.abandoned || stuck else {
-                if s.callsInside == 0 { s.oldestCallSince = now }
-                s.callsInside += 1
-                return nil
-            }
-            s.unanswered += 1
-            guard let last = s.lastReading else { return ClockTime.noneRawValue }
-            return last &+ GstClockTime(now &- s.lastReadingAt)
-        }
-        if let extrapolated { return extrapolated }
         let reading = original(clock, originalData)
-        state.withLock { s in
-            s.callsInside -= 1
-            // The oldest call left: the next one inside (if any) is counted from now, never older than it is.
-            if s.callsInside > 0 { s.oldestCallSince = Self.now() }
-        }
         guard reading != ClockTime.noneRawValue else { return reading }
         state.withLock { s in
-            s.lastReading = reading
-            s.lastReadingAt = now
             guard let after = s.armedAfter, now >= after else { return }
             s.armedAfter = nil
             s.windowStart = now

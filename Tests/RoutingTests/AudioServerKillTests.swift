@@ -5,8 +5,10 @@ import TestSupport
 import XCTest
 
 /// The PulseAudio daemon killed under playing views (the soak's fault): every view keeps playing its video, says
-/// its audio is lost, and stops when asked. The soak's player hung here with streaming threads blocked in
-/// PulseAudio's mainloop lock inside `AudioClockGuard.time`. Real pipelines, the test's own daemon (SIGKILL).
+/// its audio is lost, and stops when asked. Real pipelines, the test's own daemon (SIGKILL). The soak's player
+/// once hung here (streaming threads blocked in PulseAudio's mainloop lock inside `AudioClockGuard.time`, 9 views
+/// with HLS); this test has not reproduced that hang (it passed 2 of 2 on the unchanged guard), so it guards the
+/// path, it does not prove a fix.
 final class AudioServerKillTests: XCTestCase {
     func testViewsKeepPlayingAndStopWhenTheirPulseAudioDaemonIsKilled() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())

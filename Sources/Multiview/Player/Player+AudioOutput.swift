@@ -42,8 +42,6 @@ extension Player {
     func audioOutputLost(_ reason: String) {
         guard case .pulse = configuration.audio, failure == nil else { return }
         let firstLoss = !audio.outputLost
-        // Its clock would wait on the dead connection's lock: readings extrapolate until the sink is gone.
-        currentPulseSink()?.pulse.audioClockGuard?.abandon()
         audio.outputLost = true
         audio.reconnecting = false
         if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
