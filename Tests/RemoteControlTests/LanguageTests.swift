@@ -73,10 +73,14 @@ final class LanguageTests: XCTestCase {
             XCTAssertTrue(reached, "\(now)", line: line)
         }
         await expectSelected(["audio:fr", "text:en", "video:und"])
+        // Off hides the subtitles and keeps their stream selected (deselecting it froze the view when it was
+        // selected again: issue 15 row 4, SubtitleToggleTests).
         try await player.selectSubtitles(.off)
-        await expectSelected(["audio:fr", "video:und"])
+        let shown = await player.subtitlesShown
+        XCTAssertFalse(shown, "subs off left the subtitles shown")
+        await expectSelected(["audio:fr", "text:en", "video:und"])
         try await player.selectAudio(language: "eng")
-        await expectSelected(["audio:en", "video:und"])
+        await expectSelected(["audio:en", "text:en", "video:und"])
         do {
             try await player.selectSubtitles(.language("fr"))
             XCTFail("French subtitles do not exist")

@@ -21,7 +21,15 @@ import Synchronization
 /// too little to follow PulseAudio's settling — except for medians above 20 ms, which are real misplacements
 /// (a start calibrated against a stream time that then jumped) and are removed whole. A median over a window
 /// ignores the occasional jumps in PulseAudio's timing reports, and a correction empties the window so no skew is
-/// corrected twice.
+/// corrected twice. In steady play a report more than `stall` (250 ms) away from where the last decision left the
+/// skew is removed on that very report, before its buffer is placed that far from the device.
+///
+/// Why the last rule, and why `plausibleSkew` is seconds: PulseAudio (a null sink, a busy two-core machine, three
+/// new streams) did not start consuming a new stream for 0.2–1.9 s after it was uncorked: the sink stayed blocked
+/// in its write that long (seen with either clock model; the idle null sink's ~2 s latency draining). A sink
+/// following the system clock then reports its playout that far behind: 1.46 s was ignored as implausible
+/// (`plausibleSkew` was 1 s) and that view's samples stayed queued 1.46 s ahead of the device, silent at first
+/// and 1.46 s late for good (RoutingArbiterTests' mixable route with every view on the system clock).
 ///
 /// Threading: `observe` runs on the sink's streaming thread; `statistics` may be read from anywhere. All state is
 /// in one `Mutex`.
@@ -42,9 +50,14 @@ public final class AudioClockFollower: Sendable {
         public var maxSteadyStep: Duration = .microseconds(150)
         /// ...unless it is above this: a misplacement, removed whole.
         public var misplacement: Duration = .milliseconds(20)
-        /// Skews beyond this are not a playout error to correct but a calibration in progress (the sink reports
-        /// times against a zero calibration until its first sync); they are ignored.
-        public var plausibleSkew: Duration = .seconds(1)
+        /// After the start decision, a report this far from where the last decision left the skew is a stall of
+        /// the server (or a stream moved): removed on that report. PulseAudio's own start-up errors and
+        /// timing noise stay well under it (measured: up to ~106 ms for a fresh stream's first start).
+        public var stall: Duration = .milliseconds(250)
+        /// Skews beyond this are not a playout error to correct but a broken timeline: against a zero calibration
+        /// the sink reports the whole clock time (hours of uptime), and libpulse's wrapped stream time is centuries
+        /// ahead (see `AudioClockGuard`). They are ignored. Server stalls of up to ~2 s are real and corrected.
+        public var plausibleSkew: Duration = .seconds(10)
         public init() {}
     }
 
@@ -57,26 +70,30 @@ public final class AudioClockFollower: Sendable {
         public var discontinuities = 0
         /// Skews ignored as implausible (see `Settings.plausibleSkew`).
         public var implausibleSkews = 0
+        /// Stalls removed at once (see `Settings.stall`).
+        public var stalls = 0
     }
 
     private struct State {
         var window: [Int64] = []
         var observationsSinceDiscontinuity = 0
-        /// The start window's decision is made (until the next discontinuity).
+        /// The start window's decision is made (until the next discontinuity or stall).
         var started = false
+        /// The skew the last decision left (its median minus its correction); nil before the first decision.
+        var reference: Int64?
         var statistics = Statistics()
     }
 
     private let settings: Settings
     /// `settings` in nanoseconds, the unit of the sink's slaving callback (per buffer, on its streaming thread).
-    private let limitsNs: (start: Int64, steady: Int64, step: Int64, misplacement: Int64, plausible: Int64)
+    private let limitsNs: (start: Int64, steady: Int64, step: Int64, misplacement: Int64, stall: Int64, plausible: Int64)
     private let state = Mutex(State())
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
         func ns(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000 }
         limitsNs = (ns(settings.startThreshold), ns(settings.steadyThreshold), ns(settings.maxSteadyStep),
-                    ns(settings.misplacement), ns(settings.plausibleSkew))
+                    ns(settings.misplacement), ns(settings.stall), ns(settings.plausibleSkew))
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -89,12 +106,28 @@ public final class AudioClockFollower: Sendable {
                 state.window.removeAll(keepingCapacity: true)
                 state.observationsSinceDiscontinuity = 0
                 state.started = false
+                state.reference = nil
                 state.statistics.discontinuities += 1
                 return 0
             case .skew(let skew):
                 guard abs(skew) <= limitsNs.plausible else {
                     state.statistics.implausibleSkews += 1
                     return 0
+                }
+                if let reference = state.reference, abs(skew - reference) > limitsNs.stall {
+                    // A stall in steady play: removed on its first report, before this buffer is placed that far
+                    // from the device (placed 1.46 s ahead, the sink waits that long in its write and the view is
+                    // silent). Then warm-up and a start window again, to remove what is left exactly. Not before
+                    // the start decision: single reports around a start can be far off, and the start window's
+                    // median removes a stall there anyway.
+                    state.window.removeAll(keepingCapacity: true)
+                    state.observationsSinceDiscontinuity = 0
+                    state.started = false
+                    state.reference = nil
+                    state.statistics.stalls += 1
+                    state.statistics.corrections += 1
+                    state.statistics.lastCorrection = .nanoseconds(skew)
+                    return skew
                 }
                 state.observationsSinceDiscontinuity += 1
                 guard state.observationsSinceDiscontinuity > settings.warmUpObservations else { return 0 }
@@ -114,6 +147,7 @@ public final class AudioClockFollower: Sendable {
                 } else {
                     correction = 0
                 }
+                state.reference = median - correction
                 guard correction != 0 else { return 0 }
                 state.statistics.corrections += 1
                 state.statistics.lastCorrection = .nanoseconds(correction)

@@ -97,7 +97,9 @@ extension Player {
         }
         switch languagePreferences.subtitles {
         case .off:
-            break
+            // Hidden, not deselected (see `applyLanguagePreferences`): a text stream stays selected (the current
+            // one, else the first), so that showing subtitles later never adds a stream.
+            if let kept = currentSelection.first(where: { $0.kind == .text }) ?? subtitleOptions.first { ids.append(kept.id) }
         case .language(let wanted):
             if let match = subtitleOptions.first(where: { LanguagePreferences.matches($0.language, wanted) }) { ids.append(match.id) }
         case .automatic:
@@ -122,11 +124,40 @@ extension Player {
         do { try applyLanguagePreferences() } catch { publish(.warning("\(error)")) }
     }
 
-    /// Sends the selection when it differs from what plays.
+    /// Shows or hides subtitles, then sends the selection when it differs from what plays.
+    ///
+    /// "Subtitles off" clears playbin's `text` flag (the overlay stops drawing) and keeps the text stream
+    /// selected, as GstPlay does for `set_subtitle_track_enabled`. Deselecting the stream instead froze the view
+    /// when it was selected again (issue 15 row 4): the re-added sparse stream starts with no buffer and no gap
+    /// at the current position, and the overlay holds every video frame waiting for one.
     func applyLanguagePreferences() throws {
+        try showSubtitles(languagePreferences.subtitles != .off)
         let ids = preferredStreamIDs()
         guard !ids.isEmpty, Set(ids) != Set(currentSelection.map(\.id)) else { return }
         guard pipeline.selectStreams(ids) else { throw LanguageSelectionError.refused(view: view) }
+    }
+}
+
+// MARK: Subtitle visibility
+
+extension Player {
+    /// Whether playbin draws subtitles (its `text` flag).
+    public var subtitlesShown: Bool {
+        (try? pipeline.string(ofProperty: "flags"))?.split(separator: "+").contains { Self.isTextFlag($0) } ?? false
+    }
+
+    /// The `text` flag (not `native-text`) as GStreamer writes it: flags serialize by value name, which for
+    /// GstPlayFlags is the description ("Render subtitles"); the nick and the C name are accepted too.
+    private static func isTextFlag(_ name: Substring) -> Bool {
+        ["text", "gst_play_flag_text", "render subtitles"].contains(name.lowercased())
+    }
+
+    /// Sets or clears playbin's `text` flag; playsink reconfigures its text chain without touching the streams.
+    private func showSubtitles(_ shown: Bool) throws {
+        guard shown != subtitlesShown else { return }
+        do { try pipeline.set("flags", fromString: PlayerPipelineBuilder.flags(configuration, subtitles: shown)) } catch {
+            throw LanguageSelectionError.refused(view: view)
+        }
     }
 }
 

@@ -23,20 +23,15 @@ enum PlayerPipelineBuilder {
         }
         var built = Built(pipeline: playbin)
         do {
-            // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
-            var flags = ["audio", "text", "soft-volume", "buffering"]
             switch configuration.video {
             case .none:
                 break
             case .fakeSink:
-                flags.append("video")
                 let sink = try Element(factory: "fakesink", name: "videosink")
                 try sink.set("sync", true)
                 try sink.set("qos", true)
                 try playbin.set("video-sink", try withExternalBranch(sink, configuration, &built.externalValve))
             case .window(let target):
-                flags.append("video")
-                if configuration.visualizeAudioOnly { flags.append("vis") }
                 // One sink per view, in the view's own pipeline: frames are shown on the streaming thread at
                 // their clock time, so the window adds no scheduling of its own to the sync we measure.
                 // Scaled first (fewer pixels to convert), to the tile's size, letterboxed (videoscale's add-borders)
@@ -55,13 +50,13 @@ enum PlayerPipelineBuilder {
             }
             switch configuration.audio {
             case .none:
-                flags.removeAll { $0 == "audio" }
+                break
             case .fakeSink:
                 try playbin.set("audio-sink", try fakeAudioSink())
             case .pulse(let device):
                 try playbin.set("audio-sink", try makePulseSink(configuration, device: device))
             }
-            try playbin.set("flags", fromString: flags.joined(separator: "+"))
+            try playbin.set("flags", fromString: flags(configuration, subtitles: true))
         } catch let error as GStreamerError {
             if case .missingElement(let f) = error { throw PlayerError(view: view, cause: .missingElement(f)) }
             throw PlayerError(view: view, cause: .construction(error))
@@ -113,6 +108,23 @@ enum PlayerPipelineBuilder {
         // Installed now, while no thread reads the sink's clock; armed before each start of a coordinated view.
         _ = try sink.guardAudioClock()
         return bin
+    }
+
+    /// playbin's flags (by nick) for `configuration`; `subtitles` false leaves out "text" (subtitles hidden, their
+    /// stream still selected: see `Player.applyLanguagePreferences`).
+    static func flags(_ configuration: PlayerConfiguration, subtitles: Bool) -> String {
+        // "buffering": playbin3 reports network buffering levels (stalls) — needed for stallRecovery.
+        var flags = ["soft-volume", "buffering"]
+        if case .none = configuration.audio {} else { flags.append("audio") }
+        if subtitles { flags.append("text") }
+        switch configuration.video {
+        case .none: break
+        case .fakeSink: flags.append("video")
+        case .window:
+            flags.append("video")
+            if configuration.visualizeAudioOnly { flags.append("vis") }
+        }
+        return flags.joined(separator: "+")
     }
 
     /// `sink` alone, or (with an external display configured) a tee feeding `sink` and, through a closed valve,
