@@ -2,7 +2,7 @@
 """A real HTTP server for the HLS views, with an optional shaped link.
 
     python3 Scripts/lib/hls-server.py --root out/hls [--port 8080] [--bind ADDR] [--rate 9M | --rate 7M@0,3.5M@20,9M@40]
-                                      [--repeat N] [--port-file F] [--stats F] [--log F]
+                                      [--repeat N] [--port-file F] [--pid-file F] [--stats F] [--log F]
 
 Serves the files under --root on 127.0.0.1 (HTTP/1.1, keep-alive, Range requests — hlsdemux2 uses byte ranges
 for I-frame playlists and playbin3 seeks with them). With --rate every response body goes through one shared
@@ -16,6 +16,10 @@ latency and TCP queueing on the link. For that, the tests and the bench also run
 namespace behind a veth whose other end is shaped with `tc ... tbf` (--bind gives the veth address; default
 127.0.0.1).
 
+SIGUSR1: the schedule's next step starts now (the later ones move with it), so a test can change the link at the
+moment its players are where it wants them (an event) rather than at a time guessed to come after it; e.g.
+`--rate 7M@0,3.5M@600` and a SIGUSR1 once every view has settled.
+
 --repeat N: media playlists (VOD, with #EXT-X-ENDLIST) are served N times over, the copies joined by
 #EXT-X-DISCONTINUITY: the 24 s test clips play for N x 24 s, long enough for a link that changes mid-run.
 
@@ -24,9 +28,10 @@ cumulative bytes sent per top-level folder and the scheduled rate then (0 before
 unlimited; the bench derives the total bitrate and utilisation from it). --log F: one JSON line per media
 segment request {"t": seconds, "path": "angle1/v1080/seg00003.ts"} (which rung each view fetched, when).
 --port 0 picks a free port;
---port-file F receives the port once listening.
+--port-file F receives the port once listening; --pid-file F this server's process id (the one to send SIGUSR1:
+`python3` may be a launcher that runs the interpreter as its child).
 """
-import argparse, http.server, io, json, os, re, socketserver, sys, threading, time
+import argparse, http.server, io, json, os, re, signal, socketserver, sys, threading, time
 
 CHUNK = 8192
 TYPES = {".m3u8": "application/vnd.apple.mpegurl", ".ts": "video/mp2t", ".json": "application/json",
@@ -97,6 +102,20 @@ class Link:
                 rate = bps
         return rate
 
+    def step_now(self):
+        """The next step of the schedule starts now; the steps after it keep their distance from it. Before the
+        first request (the schedule's clock has not started) or after the last step: nothing changes."""
+        with self.lock:
+            if self.began is None:
+                return
+            elapsed = time.monotonic() - self.began
+            later = [i for i, (when, _) in enumerate(self.schedule) if when > elapsed]
+            if not later:
+                return
+            first = later[0]
+            shift = self.schedule[first][0] - elapsed
+            self.schedule = self.schedule[:first] + [(when - shift, bps) for when, bps in self.schedule[first:]]
+
     def start(self):
         with self.lock:
             if self.began is None:
@@ -124,6 +143,7 @@ def main():
     ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--port-file")
+    ap.add_argument("--pid-file")
     ap.add_argument("--stats")
     ap.add_argument("--log")
     args = ap.parse_args()
@@ -214,6 +234,16 @@ def main():
         allow_reuse_address = True
 
     server = Server((args.bind, args.port), Handler)
+    # The handler runs on the main thread (inside serve_forever); the step takes the link's lock, so it runs on a
+    # thread of its own rather than wait for that lock inside a signal handler.
+    # A signal mask is inherited: a parent that blocks SIGUSR1 in its threads (a test process may) would leave the
+    # signal pending here for ever.
+    signal.signal(signal.SIGUSR1, lambda *_: threading.Thread(target=link.step_now, daemon=True).start())
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+    if args.pid_file:
+        with open(args.pid_file + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(args.pid_file + ".tmp", args.pid_file)
     if args.port_file:
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(server.server_address[1]))

@@ -26,8 +26,9 @@ public struct PlannedCap: Sendable, Equatable {
 ///   shrinking link the low-priority views drop first — on screen, not only in their caps: a demuxer shows a new
 ///   cap only after the fragments it already holds (seconds), so a fixed delay alone let both drop together.
 ///   The grace is `highDropGrace` while the link can still carry the held high rungs themselves (the others on
-///   their floors only slow them down), and only `unfitGrace` when it cannot (5.5 Mbit/s held 6 s on a
-///   5 Mbit/s link stalled the high view; 2.85 Mbit/s held on 3.5 Mbit/s did not).
+///   their floors only slow them down), and only `unfitGrace` of the link not carrying them, counted from when it
+///   stopped (5.5 Mbit/s held 6 s on a 5 Mbit/s link stalled the high view; 2.85 Mbit/s held on 3.5 Mbit/s did
+///   not; the estimate dips for a poll or two across a shrink, which must not end the hold).
 ///
 /// Pure: time is passed in. Owned by the manager's actor.
 public struct CapPlanner: Sendable {
@@ -37,6 +38,10 @@ public struct CapPlanner: Sendable {
     public private(set) var enforced: [Int: Rung] = [:]
     /// When a high view's drop was first wanted (nil: none pending).
     public private(set) var dropWantedSince: Duration?
+    /// Since when, during a hold, the held high rungs have not fitted the link (nil: they fit). Counted from when
+    /// they stopped fitting, not from the hold's start: one low estimate 2.5 s into a hold that fitted ended it at
+    /// once, before the low views showed their floor (EstimatedLinkTests: the high view dropped first).
+    public private(set) var unfitSince: Duration?
 
     public init(highDropGrace: Duration = .seconds(6), unfitGrace: Duration = .seconds(2)) {
         self.highDropGrace = highDropGrace; self.unfitGrace = unfitGrace
@@ -49,12 +54,12 @@ public struct CapPlanner: Sendable {
         var caps: [Int: PlannedCap] = [:]
         switch link {
         case .given:
-            dropWantedSince = nil
+            dropWantedSince = nil; unfitSince = nil
             for (id, chosen) in allocation.views {
                 caps[id] = PlannedCap(rung: chosen.rung, maxBitrate: chosen.maxBitrate, connectionBitrate: chosen.maxBitrate)
             }
         case .measuring:
-            dropWantedSince = nil
+            dropWantedSince = nil; unfitSince = nil
             for (id, chosen) in allocation.views {
                 let rung = priorities[id] == .high ? chosen.rung : (floors[id] ?? chosen.rung)
                 caps[id] = PlannedCap(rung: rung, maxBitrate: rung.bandwidth, connectionBitrate: 0)
@@ -64,17 +69,19 @@ public struct CapPlanner: Sendable {
                 priorities[id] == .high && (enforced[id].map { chosen.rung.bandwidth < $0.bandwidth } ?? false)
             }
             var hold = false
+            let held = dropping.keys.reduce(0) { $0 + (enforced[$1]?.bandwidth ?? 0) }
             if dropping.isEmpty {
                 dropWantedSince = nil
             } else if let since = dropWantedSince {
                 let othersDown = allocation.views.keys.allSatisfy { id in
                     priorities[id] == .high || (shown[id].map { $0.bandwidth <= (enforced[id] ?? $0).bandwidth } ?? true)
                 }
-                let held = dropping.keys.reduce(0) { $0 + (enforced[$1]?.bandwidth ?? 0) }
-                let grace = held <= bps ? highDropGrace : unfitGrace
-                hold = now - since < grace && !othersDown
+                if held <= bps { unfitSince = nil } else if unfitSince == nil { unfitSince = now }
+                let unfitTooLong = unfitSince.map { now - $0 >= unfitGrace } ?? false
+                hold = now - since < highDropGrace && !unfitTooLong && !othersDown
             } else {
                 dropWantedSince = now
+                unfitSince = held <= bps ? nil : now
                 hold = true
             }
             for (id, chosen) in allocation.views {
@@ -86,7 +93,7 @@ public struct CapPlanner: Sendable {
                 }
                 caps[id] = PlannedCap(rung: rung, maxBitrate: rung.bandwidth, connectionBitrate: high ? rung.bandwidth : 0)
             }
-            if !hold { dropWantedSince = nil }
+            if !hold { dropWantedSince = nil; unfitSince = nil }
         }
         enforced = caps.mapValues(\.rung)
         return caps

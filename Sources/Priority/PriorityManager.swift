@@ -28,8 +28,12 @@ public actor PriorityManager {
         var downloads: DownloadWatch?
         var currentRung: Rung?
         var measured = 0
-        /// Last position seen playing (for `recover`).
+        /// Last position seen playing (for `recover` of a view without video).
         var lastPosition: ClockTime?
+        /// Where the view's video stopped (for `recover`).
+        let shown = ShownPosition()
+        /// Where a reload in progress resumes (kept across attempts until one plays).
+        var resumeAt: ClockTime?
         var recovering = false
         init(player: Player, priority: NetworkResourcePriority, tileWidth: Int?, tileHeight: Int?) {
             self.player = player; self.priority = priority; self.tileWidth = tileWidth; self.tileHeight = tileHeight
@@ -78,6 +82,7 @@ public actor PriorityManager {
             removed: { element in if element.factoryName == "hlsdemux2" { slot.release(element) } }) {
             entry.connections.append(contentsOf: watch)
         }
+        entry.shown.watch(player)
         // Every downloaded chunk, stamped where it arrives, for the shared-link estimate.
         let meter = self.meter, number = player.view.number
         entry.downloads = try? player.watchDownloadedBytes { stream, bytes in
@@ -152,8 +157,9 @@ public actor PriorityManager {
     public func isRecovering(view number: Int) -> Bool { entries[number]?.recovering ?? false }
 
     /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
-    /// once the server answers, reloads the view, seeks to where it was and plays. hlsdemux2 itself gives up on
-    /// a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the retry is ours.
+    /// once the server answers, reloads the view, seeks to where its video stopped and plays. hlsdemux2 itself
+    /// gives up on a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the
+    /// retry is ours.
     /// Returns whether the view plays again.
     public func recover(view number: Int, patience: Duration = .seconds(120)) async -> Bool {
         guard let entry = entries[number], !entry.recovering, let source = entry.source, Self.looksLikeHLS(source.uri)
@@ -174,11 +180,16 @@ public actor PriorityManager {
             reallocate()
         }
         let player = entry.player
+        // Where its video stopped (exact to a frame, see `ShownPosition`; the last polled position without video),
+        // read once: the reload starts a new segment, and a failed attempt is retried from the same place.
+        let resume = entry.resumeAt ?? entry.shown.latest ?? entry.lastPosition
+        entry.resumeAt = resume
         do {
             try await player.load(source)
             try await player.preroll(timeout: .seconds(30))
-            if let position = entry.lastPosition { try await player.seek(to: position, timeout: .seconds(30)) }
+            if let resume { try await player.seek(to: resume, timeout: .seconds(30)) }
             try await player.play(timeout: .seconds(30))
+            entry.resumeAt = nil
             return true
         } catch {
             return false
@@ -265,6 +276,7 @@ public actor PriorityManager {
             entry.currentRung = Self.shownRung(entry)
             if let position = entry.player.queryPosition(), position > .zero, entry.player.pipelineState == .playing {
                 entry.lastPosition = position
+                entry.shown.calibrate(position: position)
             }
         }
         if linkMovedEnough() { reallocate() }

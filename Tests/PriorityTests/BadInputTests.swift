@@ -113,7 +113,8 @@ final class BadInputTests: XCTestCase {
         let views = try await start(bad: badServer.uri("angle1/master.m3u8"), goodServer: goodServer)
         let playing = await eventually(timeout: .seconds(10)) { await views.bad.currentStatus.state == .playing }
         XCTAssertTrue(playing, "view 1 never played")
-        try await Task.sleep(for: .seconds(1))
+        // Played past 1 s (a position to resume from that is not the start).
+        _ = await eventually(timeout: .seconds(10)) { await views.bad.position?.seconds ?? 0 > 1.0 }
 
         let positionBefore = await views.bad.position?.seconds ?? 0
         XCTAssertGreaterThan(positionBefore, 1.0)

@@ -103,6 +103,33 @@ final class CapPlannerTests: XCTestCase {
         XCTAssertEqual(after[1]?.rung, narrow.views[1]?.rung)
     }
 
+    func testAMomentaryDipBelowTheHeldRungDoesNotEndTheHoldAtOnce() {
+        // 12 → 8 Mbit/s: the held 5.5M fits, so the high view may be held 6 s. 2.5 s into the hold the estimate
+        // dips to 5 Mbit/s for one poll (a transfer slowed across the shrink): the held rung has not fitted for 0 s,
+        // not for the 2.5 s since the hold began, so the high view stays (it dropped at once, before the lows showed
+        // their floor: EstimatedLinkTests saw the high view drop first).
+        var planner = CapPlanner(highDropGrace: .seconds(6), unfitGrace: .seconds(2))
+        _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,
+                         floors: Self.floors, now: .seconds(10))
+        let above = Dictionary(uniqueKeysWithValues: (2...4).map { ($0, Self.rungs[1]) })
+        let first = planner.plan(link: .estimated(8_000_000), allocation: allocation(8_000_000), priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(11))
+        XCTAssertEqual(first[1]?.rung, Self.rungs[3])
+        let dip = planner.plan(link: .estimated(5_000_000), allocation: allocation(5_000_000), priorities: Self.priorities,
+                               floors: Self.floors, shown: above, now: .milliseconds(13_500))
+        XCTAssertEqual(dip[1]?.rung, Self.rungs[3], "one low estimate ended a hold that had fitted for 2.5 s")
+        let back = planner.plan(link: .estimated(8_000_000), allocation: allocation(8_000_000), priorities: Self.priorities,
+                                floors: Self.floors, shown: above, now: .seconds(14))
+        XCTAssertEqual(back[1]?.rung, Self.rungs[3])
+        for id in 2...4 { XCTAssertEqual(back[id]?.maxBitrate, 700_000, "view \(id) left its floor during the hold") }
+        // Not fitting for the unfit grace ends it.
+        _ = planner.plan(link: .estimated(5_000_000), allocation: allocation(5_000_000), priorities: Self.priorities,
+                         floors: Self.floors, shown: above, now: .seconds(15))
+        let unfit = planner.plan(link: .estimated(5_000_000), allocation: allocation(5_000_000), priorities: Self.priorities,
+                                 floors: Self.floors, shown: above, now: .seconds(17))
+        XCTAssertEqual(unfit[1]?.rung, allocation(5_000_000).views[1]?.rung)
+    }
+
     func testALinkThatRecoversDuringTheGraceKeepsTheHighView() {
         var planner = CapPlanner(highDropGrace: .seconds(2))
         _ = planner.plan(link: .estimated(12_000_000), allocation: allocation(12_000_000), priorities: Self.priorities,

@@ -64,18 +64,21 @@ final class EstimatedLinkTests: XCTestCase {
     func testHighViewReachesItsTopRungAndLowViewsDropFirstWhenTheLinkShrinks() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try HLSFixture.ensure()
-        // 7 Mbit/s, then 3.5 Mbit/s from 28 s after the first request (the lows have risen by then); the clips
-        // served twice over (48 s; the joint at 24 s re-negotiates the video caps, so no change is timed there).
-        // (Shrinking as soon as a low view has risen instead, by an event, was tried: in 1 run of 3 the high view
-        // dropped first, 8 s after the shrink, while the just-risen low still showed its higher rung.)
-        let server = try LinkServer(root: HLSFixture.root, rate: "7M@0,3.5M@28", repeatCount: 2)
+        // 7 Mbit/s, then 3.5 Mbit/s from the moment the views have settled and a low view has risen above the
+        // bottom rung (a drop to see; the step is sent then, not timed); the clips served twice over (48 s).
+        let server = try LinkServer(root: HLSFixture.root, rate: "7M@0,3.5M@600", repeatCount: 2)
         defer { server.stop() }
         let began = ContinuousClock.now
         let views = try await start { server.uri("angle\($0)/master.m3u8") }
         await assertSettles(views, estimate: 7e6, "on a 7 Mbit/s link")
-        // The shrink comes ~28 s after the first request; wait for the high view's drop (or 16 s after it).
-        let shrinkAt = began + .seconds(28)
-        let lowsAtShrink = await Self.rungsShown(views, at: shrinkAt)
+        let lowRisen = await eventually(timeout: .seconds(20)) {
+            (1...3).contains { shownResolution(views.players[$0]).map { $0 != Self.order[0] } ?? false }
+        }
+        XCTAssertTrue(lowRisen, "no low view rose above \(Self.order[0]) on 7 Mbit/s: logs \(views.logs.map(\.values))")
+        // The shrink; then wait for the high view's drop (or 16 s).
+        try server.startNextRateStep()
+        let shrinkAt = ContinuousClock.now
+        let lowsAtShrink = views.players.map { shownResolution($0) ?? "-" }
         _ = await eventually(timeout: .seconds(16)) {
             Self.firstDrop(views.logs[0], after: shrinkAt) != nil
         }
@@ -96,7 +99,7 @@ final class EstimatedLinkTests: XCTestCase {
             XCTAssertNil(counter.failure, "view \(n + 1) failed: \(String(describing: counter.failure))")
         }
         XCTAssertLessThanOrEqual(views.counters[0].stalls, 1, "the high view stalled \(views.counters[0].stalls) times: \(message)")
-        print("estimated link, shrink 7 → 3.5 Mbit/s: \(message)")
+        print("estimated link, shrink 7 → 3.5 Mbit/s at \(Self.seconds(shrinkAt - began)) s: \(message)")
         await views.stop()
     }
 
@@ -126,12 +129,6 @@ final class EstimatedLinkTests: XCTestCase {
             if (order.firstIndex(of: change.resolution) ?? 0) < before { return change.at }
         }
         return nil
-    }
-
-    /// Each view's resolution at `instant` (waits until then: the link's schedule is timed).
-    static func rungsShown(_ views: Views, at instant: ContinuousClock.Instant) async -> [String] {
-        try? await Task.sleep(until: instant, clock: .continuous)
-        return views.players.map { shownResolution($0) ?? "-" }
     }
 
     static func seconds(_ d: Duration) -> String { String(format: "%.1f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }

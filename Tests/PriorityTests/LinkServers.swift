@@ -69,12 +69,16 @@ final class LinkServer: @unchecked Sendable {
     private let process: Process
     let host: String
     let port: Int
+    /// The server's own process id (`process` may be a launcher running the interpreter as its child).
+    private let serverPID: pid_t
 
     init(root: String, rate: String? = nil, repeatCount: Int = 1, link: NetworkNamespaceLink? = nil) throws {
         let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("link-port-\(UUID().uuidString)").path
+        let pidFile = portFile + ".pid"
         host = link?.serverAddress ?? "127.0.0.1"
         var arguments = ["python3", repoRoot.appendingPathComponent("Scripts/lib/hls-server.py").path, "--root", root,
-                         "--port", "0", "--port-file", portFile, "--bind", host, "--repeat", String(repeatCount)]
+                         "--port", "0", "--port-file", portFile, "--pid-file", pidFile, "--bind", host,
+                         "--repeat", String(repeatCount)]
         if let rate { arguments += ["--rate", rate] }
         if let link { arguments = ["ip", "netns", "exec", link.namespace] + arguments }
         process = try startTool(arguments)
@@ -84,15 +88,24 @@ final class LinkServer: @unchecked Sendable {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) { found = p; break }
             Thread.sleep(forTimeInterval: 0.05)
         }
+        // The pid file is written before the port file.
+        let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { pid_t($0) }
         try? FileManager.default.removeItem(atPath: portFile)
-        guard let found else {
+        try? FileManager.default.removeItem(atPath: pidFile)
+        guard let found, let pid else {
             stopTool(process)
             throw TestFailure("hls-server.py did not start (\(arguments.joined(separator: " ")))")
         }
         port = found
+        serverPID = pid
     }
 
     func uri(_ path: String) -> String { "http://\(host):\(port)/\(path)" }
+    /// The rate schedule's next step starts now (SIGUSR1 to hls-server.py): the link changes when the test's
+    /// players are where it wants them, not at a time guessed to come after that.
+    func startNextRateStep() throws {
+        guard kill(serverPID, SIGUSR1) == 0 else { throw TestFailure("SIGUSR1 to hls-server.py (\(serverPID)): errno \(errno)") }
+    }
     func stop() { stopTool(process) }
     deinit { stop() }
 }
