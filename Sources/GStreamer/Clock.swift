@@ -1,7 +1,7 @@
 import CGStreamer
 
-/// An owned `GstClock`.
-public final class Clock: ObjectRef, @unchecked Sendable {
+/// An owned `GstClock` (not final: `NetClientClock` and `PtpClock` are clocks too).
+public class Clock: ObjectRef, @unchecked Sendable {
     public var clock: UnsafeMutablePointer<GstClock> {
         UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstClock.self)
     }

@@ -1,0 +1,244 @@
+import CGStreamer
+import Synchronization
+
+/// Errors of the network clock wrappers (GstNetTimeProvider, GstNetClientClock, GstPtpClock).
+public enum NetClockError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The time provider could not bind its UDP socket (address in use, not a local address, …).
+    case providerFailed(address: String, port: UInt16)
+    /// GStreamer refused to make a client clock for that address (not resolvable).
+    case clientFailed(address: String, port: UInt16)
+    /// The client clock did not synchronise within the timeout.
+    case notSynchronised(address: String, port: UInt16, timeout: Duration)
+    /// The PTP helper (`gst-ptp-helper`) could not be started, or the PTP clock could not be made.
+    case ptpUnavailable(domain: UInt32)
+
+    public var description: String {
+        switch self {
+        case .providerFailed(let a, let p): return "cannot provide the clock on \(a):\(p) (UDP bind failed)"
+        case .clientFailed(let a, let p): return "cannot make a network client clock for \(a):\(p)"
+        case .notSynchronised(let a, let p, let t): return "network clock \(a):\(p) not synchronised within \(t)"
+        case .ptpUnavailable(let d): return "PTP clock for domain \(d) unavailable (gst-ptp-helper did not start)"
+        }
+    }
+}
+
+/// Serves a clock's time on UDP (`GstNetTimeProvider`): members' `NetClientClock`s slave to it.
+/// The provider runs its own thread inside GStreamer; releasing this object stops it.
+///
+/// Sendable: only immutable pointers and values are stored (see `ObjectRef`).
+public final class NetTimeProvider: ObjectRef, @unchecked Sendable {
+    /// The address the socket is bound to ("0.0.0.0" for all IPv4 interfaces).
+    public let address: String
+    /// The bound UDP port (the one the kernel chose when 0 was asked for).
+    public let port: UInt16
+    /// The clock whose time is served.
+    public let clock: Clock
+
+    /// Binds `address:port` (port 0: any free port, read back from `port`) and starts serving `clock`.
+    public init(clock: Clock, address: String = "0.0.0.0", port: UInt16 = 0) throws(NetClockError) {
+        GStreamer.ensureInitialized()
+        guard let raw = gst_net_time_provider_new(clock.clock, address, gint(port)) else {
+            throw .providerFailed(address: address, port: port)
+        }
+        self.clock = clock
+        self.address = address
+        // GstNetTimeProvider writes the bound port back into its "port" property after binding.
+        var value = GValue()
+        g_value_init(&value, .gInt)
+        g_object_get_property(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GObject.self), "port", &value)
+        self.port = UInt16(clamping: g_value_get_int(&value))
+        g_value_unset(&value)
+        super.init(takingOwnershipOf: raw)
+    }
+
+    /// Stops or resumes answering (the "active" property); the socket stays bound.
+    public var isActive: Bool {
+        get { (try? get("active", as: Bool.self)) ?? false }
+        set { do { try set("active", newValue) } catch { preconditionFailure("GstNetTimeProvider has 'active': \(error)") } }
+    }
+}
+
+/// One `gst-netclock-statistics` observation of a `NetClientClock` (posted after each exchange with the
+/// provider, accepted or not).
+public struct NetClockStatistics: Sendable, Equatable {
+    /// Whether this observation was within the clock's bounds and updated the calibration.
+    public var synchronised: Bool
+    /// Round-trip time of this exchange.
+    public var roundTrip: Duration
+    /// The clock's running average round-trip time (observations are filtered against it).
+    public var roundTripAverage: Duration
+    /// The step applied to the clock by this observation (0 when it was not applied).
+    public var discontinuity: Duration
+    /// Linear-regression fit quality of the calibration (1 = perfect).
+    public var rSquared: Double
+    /// When the next exchange is due.
+    public var nextPoll: Duration
+
+    public init(synchronised: Bool, roundTrip: Duration, roundTripAverage: Duration, discontinuity: Duration,
+                rSquared: Double, nextPoll: Duration) {
+        self.synchronised = synchronised; self.roundTrip = roundTrip; self.roundTripAverage = roundTripAverage
+        self.discontinuity = discontinuity; self.rSquared = rSquared; self.nextPoll = nextPoll
+    }
+
+    /// Reads the structure GstNetClientClock posts; nil for any other structure.
+    public init?(_ structure: Structure) {
+        guard structure.name == "gst-netclock-statistics" else { return nil }
+        func nanoseconds(_ key: String) -> Duration? {
+            switch structure.fields[key] {
+            case .uint(let v): return .nanoseconds(Int64(clamping: v))
+            case .int(let v): return .nanoseconds(Int64(v))
+            default: return nil
+            }
+        }
+        guard case .bool(let synced) = structure.fields["synchronised"], let rtt = nanoseconds("rtt"),
+              let average = nanoseconds("rtt-average") else { return nil }
+        var r2 = 0.0
+        if case .double(let v) = structure.fields["r-squared"] { r2 = v }
+        self.init(synchronised: synced, roundTrip: rtt, roundTripAverage: average,
+                  discontinuity: nanoseconds("discontinuity") ?? .zero, rSquared: r2,
+                  nextPoll: nanoseconds("timeout") ?? .zero)
+    }
+}
+
+/// A clock slaved over UDP to a `NetTimeProvider` (`GstNetClientClock`); use it as a pipeline clock
+/// (`pipeline.useClock(clock)`) with one base time shared by every member.
+///
+/// Before its first synchronisation the clock runs from the local monotonic clock starting at `baseTime`;
+/// once synchronised it reads the provider's time. `isSynchronised` / `waitForSync` tell which.
+///
+/// Threading: the GstNetClientClock polls on its own GStreamer thread. Statistics arrive on that thread
+/// through a private bus's sync handler and go into `observer` (its state behind a `Mutex`); the "synced"
+/// signal wakes `waitForSync` callers through the same observer. Nothing here blocks a Swift thread.
+public final class NetClientClock: Clock, @unchecked Sendable {
+    // Sendable: stored properties are immutable; `observer` is Sendable (Mutex-protected state) and the
+    // GObject calls made (property get/set, gst_clock_is_synced) are MT-safe.
+    public let address: String
+    public let port: UInt16
+    private let observer = NetClockObserver()
+    private let statisticsBus: UnsafeMutablePointer<GstBus>
+    private var syncedConnection: SignalConnection?
+
+    /// Round-trip limit chosen for members behind a jittery link (see `roundTripLimit`).
+    public static let defaultRoundTripLimit: Duration = .milliseconds(200)
+    /// Poll interval chosen (see `minimumUpdateInterval`).
+    public static let defaultMinimumUpdateInterval: Duration = .milliseconds(20)
+
+    /// Makes a client of the provider at `address:port`. `baseTime` is the clock's time until it synchronises.
+    public init(name: String = "net-client-clock", address: String, port: UInt16,
+                baseTime: ClockTime = .zero,
+                roundTripLimit: Duration = NetClientClock.defaultRoundTripLimit,
+                minimumUpdateInterval: Duration = NetClientClock.defaultMinimumUpdateInterval) throws(NetClockError) {
+        GStreamer.ensureInitialized()
+        guard let raw = gst_net_client_clock_new(name, address, gint(port), GstClockTime(baseTime.nanoseconds)) else {
+            throw .clientFailed(address: address, port: port)
+        }
+        self.address = address
+        self.port = port
+        statisticsBus = gst_bus_new()
+        super.init(takingOwnershipOf: raw)
+        let box = Unmanaged.passRetained(observer).toOpaque()
+        gst_bus_set_sync_handler(statisticsBus, NetClockObserver.syncHandler, box, NetClockObserver.release)
+        do {
+            var value = GValue()
+            g_value_init(&value, gst_bus_get_type())
+            g_value_set_object(&value, statisticsBus)
+            g_object_set_property(gobject, "bus", &value)
+            g_value_unset(&value)
+            try set("round-trip-limit", Int(roundTripLimit.nanosecondsValue))
+            try set("minimum-update-interval", Int(minimumUpdateInterval.nanosecondsValue))
+            let observer = self.observer
+            syncedConnection = try connect("synced") { arguments in
+                // synced(GstClock *clock, gboolean synced)
+                guard arguments.count > 1, let synced = Bool.load(from: arguments.values + 1) else { return }
+                observer.clockSynced(synced)
+            }
+        } catch {
+            // The properties and the signal are part of GstNetClientClock's stable API (1.0 / 1.6 / 1.12).
+            preconditionFailure("GstNetClientClock lacks an expected property or signal: \(error)")
+        }
+    }
+
+    deinit {
+        syncedConnection = nil
+        // Detach the bus first so the polling thread stops posting to it, then drop the handler (its destroy
+        // notify releases the observer's retain) and our bus reference.
+        var value = GValue()
+        g_value_init(&value, gst_bus_get_type())
+        g_object_set_property(gobject, "bus", &value)
+        g_value_unset(&value)
+        gst_bus_set_sync_handler(statisticsBus, nil, nil, nil)
+        gst_object_unref(statisticsBus)
+        observer.finish()
+    }
+
+    /// True once the clock has synchronised to the provider (`gst_clock_is_synced`).
+    public var isSynchronised: Bool { gst_clock_is_synced(clock) != 0 }
+
+    /// Waits (without blocking a thread) until the clock synchronises; throws `notSynchronised` after
+    /// `timeout`, `CancellationError` when the task is cancelled.
+    public func waitForSync(timeout: Duration) async throws {
+        let (address, port) = (self.address, self.port)
+        try await observer.waitForSync(isSynchronised: { [self] in isSynchronised }, timeout: timeout) {
+            NetClockError.notSynchronised(address: address, port: port, timeout: timeout)
+        }
+    }
+
+    /// Observations with an RTT above this are discarded. The GStreamer default (1 s) lets a stalled
+    /// exchange through; 200 ms rejects those yet keeps every exchange of a 20 ± 5 ms link (RTT 30–50 ms
+    /// plus scheduling on 2 busy cores). Measured with `Scripts/bench-network` (ARCHITECTURE.md, "Net clock").
+    public var roundTripLimit: Duration {
+        get { .nanoseconds(Int64((try? get("round-trip-limit", as: Int.self)) ?? 0)) }
+        set { setDuration("round-trip-limit", newValue) }
+    }
+
+    /// The shortest time between two polls. GStreamer's default is 50 ms; 20 ms gives the regression the
+    /// window of observations it needs in under a second (faster join) at ~50 small UDP packets a second.
+    public var minimumUpdateInterval: Duration {
+        get { .nanoseconds(Int64((try? get("minimum-update-interval", as: Int.self)) ?? 0)) }
+        set { setDuration("minimum-update-interval", newValue) }
+    }
+
+    /// The most recent statistics observation, nil before the first exchange.
+    public var latestStatistics: NetClockStatistics? { observer.latest }
+
+    /// Every statistics observation from now on (one stream per call; it ends when the clock is released).
+    public func statistics() -> AsyncStream<NetClockStatistics> { observer.subscribe() }
+
+    private func setDuration(_ name: String, _ value: Duration) {
+        do { try set(name, Int(max(.zero, value).nanosecondsValue)) }
+        catch { preconditionFailure("GstNetClientClock '\(name)': \(error)") }
+    }
+}
+
+/// `GstPtpClock`: a clock slaved to a PTP (IEEE 1588) grandmaster on `domain`. Needs `gst-ptp-helper`
+/// (setuid/capabilities, or root) to bind ports 319/320.
+public final class PtpClock: Clock, @unchecked Sendable {
+    // Sendable: only the immutable domain number is stored besides the GObject (see ObjectRef).
+    public let domain: UInt32
+
+    /// Starts the PTP subsystem once per process (`gst_ptp_init` on all interfaces); false when the helper
+    /// cannot run.
+    public static func initialize() -> Bool {
+        GStreamer.ensureInitialized()
+        if gst_ptp_is_initialized() != 0 { return true }
+        return gst_ptp_init(guint64.max, nil) != 0
+    }
+
+    public init(name: String = "ptp-clock", domain: UInt32) throws(NetClockError) {
+        guard PtpClock.initialize(), let raw = gst_ptp_clock_new(name, guint(domain)) else {
+            throw .ptpUnavailable(domain: domain)
+        }
+        self.domain = domain
+        super.init(takingOwnershipOf: raw)
+    }
+
+    public var isSynchronised: Bool { gst_clock_is_synced(clock) != 0 }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanosecondsValue: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
+    }
+}

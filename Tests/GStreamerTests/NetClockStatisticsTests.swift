@@ -1,0 +1,24 @@
+import GStreamer
+import XCTest
+
+/// Pure: `NetClockStatistics` read from a `gst-netclock-statistics` structure (no clock, no network).
+final class NetClockStatisticsTests: XCTestCase {
+    func testAStatisticsStructureIsRead() throws {
+        let structure = Structure(name: "gst-netclock-statistics", fields: [
+            "synchronised": .bool(true), "rtt": .uint(41_000_000), "rtt-average": .uint(40_000_000),
+            "discontinuity": .int(-12_000), "r-squared": .double(0.99), "timeout": .uint(20_000_000),
+        ])
+        let statistics = try XCTUnwrap(NetClockStatistics(structure))
+        XCTAssertTrue(statistics.synchronised)
+        XCTAssertEqual(statistics.roundTrip, .milliseconds(41))
+        XCTAssertEqual(statistics.roundTripAverage, .milliseconds(40))
+        XCTAssertEqual(statistics.discontinuity, .microseconds(-12))
+        XCTAssertEqual(statistics.rSquared, 0.99)
+        XCTAssertEqual(statistics.nextPoll, .milliseconds(20))
+    }
+
+    func testOtherStructuresAndIncompleteOnesAreNotStatistics() {
+        XCTAssertNil(NetClockStatistics(Structure(name: "level", fields: ["rtt": .uint(1)])))
+        XCTAssertNil(NetClockStatistics(Structure(name: "gst-netclock-statistics", fields: ["rtt": .uint(1)])))
+    }
+}

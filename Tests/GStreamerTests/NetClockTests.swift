@@ -1,0 +1,106 @@
+import GStreamer
+import XCTest
+
+/// `NetTimeProvider` and `NetClientClock` over loopback, in one process: a real provider serving the system
+/// clock, a real client slaved to it, and two real pipelines (one on each clock) with one base time.
+final class NetClockTests: XCTestCase {
+    func testTheProviderBindsAFreePortAndTheClientSynchronisesToItsTime() async throws {
+        let system = Clock.systemClock()
+        let provider = try NetTimeProvider(clock: system, address: "127.0.0.1", port: 0)
+        XCTAssertNotEqual(provider.port, 0, "port 0 asks for any free port; the bound one is read back")
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port, baseTime: .zero)
+        XCTAssertEqual(client.roundTripLimit, NetClientClock.defaultRoundTripLimit)
+        XCTAssertEqual(client.minimumUpdateInterval, NetClientClock.defaultMinimumUpdateInterval)
+        let observations = client.statistics()
+
+        try await client.waitForSync(timeout: .seconds(defaultTimeout))
+        XCTAssertTrue(client.isSynchronised)
+
+        // Bracket the client's reading between two readings of the provider's clock. On loopback the offset
+        // error is well under a millisecond; 5 ms is generous for a busy 2-core machine.
+        let before = system.time, reading = client.time, after = system.time
+        XCTAssertGreaterThan(reading.nanoseconds + 5_000_000, before.nanoseconds, "client behind the provider")
+        XCTAssertLessThan(reading.nanoseconds, after.nanoseconds + 5_000_000, "client ahead of the provider")
+
+        var iterator = observations.makeAsyncIterator()
+        let next = await iterator.next()
+        let first = try XCTUnwrap(next, "statistics arrive while the clock polls")
+        XCTAssertLessThan(first.roundTrip, NetClientClock.defaultRoundTripLimit, "loopback RTT")
+        XCTAssertNotNil(client.latestStatistics)
+    }
+
+    func testTheTunablesAreReadBack() throws {
+        let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port,
+                                        roundTripLimit: .milliseconds(80), minimumUpdateInterval: .milliseconds(35))
+        XCTAssertEqual(client.roundTripLimit, .milliseconds(80))
+        XCTAssertEqual(client.minimumUpdateInterval, .milliseconds(35))
+        client.roundTripLimit = .milliseconds(120)
+        XCTAssertEqual(client.roundTripLimit, .milliseconds(120))
+    }
+
+    func testWaitingForAProviderThatDoesNotAnswerTimesOut() async throws {
+        let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
+        provider.isActive = false
+        XCTAssertFalse(provider.isActive)
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port)
+        do {
+            try await client.waitForSync(timeout: .milliseconds(300))
+            XCTFail("synchronised to a provider that does not answer")
+        } catch let error as NetClockError {
+            XCTAssertEqual(error, .notSynchronised(address: "127.0.0.1", port: provider.port, timeout: .milliseconds(300)))
+        }
+        XCTAssertFalse(client.isSynchronised)
+    }
+
+    /// An address this host does not have (TEST-NET-3) cannot be bound. (A second provider on a bound port
+    /// is not refused: GLib binds UDP sockets with SO_REUSEADDR.)
+    func testAProviderOnAnAddressThatIsNotLocalIsRefused() throws {
+        XCTAssertThrowsError(try NetTimeProvider(clock: .systemClock(), address: "203.0.113.7", port: 0)) {
+            XCTAssertEqual($0 as? NetClockError, .providerFailed(address: "203.0.113.7", port: 0))
+        }
+    }
+
+    /// Two pipelines, one on the provider's clock and one on the client clock, with one base time: the same
+    /// buffer PTS renders at the same instant (read on the system clock in each handoff).
+    func testAPipelineOnTheClientClockRendersWithOneOnTheProviderClock() async throws {
+        let system = Clock.systemClock()
+        let provider = try NetTimeProvider(clock: system, address: "127.0.0.1", port: 0)
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port, baseTime: system.time)
+        try await client.waitForSync(timeout: .seconds(defaultTimeout))
+
+        let base = system.time + .milliseconds(300)
+        var renders: [Observed<[UInt64: UInt64]>] = []
+        var keep: [Any] = []
+        for clock in [system, client as Clock] {
+            let pipeline = try Pipeline.parseLaunch("""
+                audiotestsrc num-buffers=20 samplesperbuffer=441 ! audio/x-raw,rate=44100 \
+                ! fakesink name=sink sync=true signal-handoffs=true
+                """)
+            let sink = try XCTUnwrap(pipeline.child(named: "sink"))
+            let seen = Observed<[UInt64: UInt64]>([:])
+            keep.append(try sink.connect("handoff") { arguments in
+                guard let pts = arguments.bufferTimestamp(at: 1) else { return }
+                let now = system.time.nanoseconds
+                seen.update { $0[pts.nanoseconds] = now }
+            })
+            pipeline.useClock(clock)
+            pipeline.startTime = nil
+            pipeline.baseTime = base
+            renders.append(seen)
+            keep.append(pipeline)
+            try pipeline.setState(.playing)
+        }
+        await fulfillment(of: renders.map { seen in seen.expectation("20 renders") { $0.count == 20 } },
+                          timeout: defaultTimeout)
+        for case let pipeline as Pipeline in keep { try pipeline.setState(.null) }
+        let (onProvider, onClient) = (renders[0].value, renders[1].value)
+        let differences = onProvider.keys.compactMap { pts in
+            onClient[pts].map { abs(Int64(bitPattern: $0 &- onProvider[pts]!)) }
+        }
+        XCTAssertEqual(differences.count, 20)
+        // Renders lag the clock by scheduling (a few ms on a busy machine); the clocks agree far more closely.
+        let median = differences.sorted()[differences.count / 2]
+        XCTAssertLessThan(median, 5_000_000, "median render difference \(Double(median) / 1e6) ms")
+    }
+}
