@@ -118,16 +118,26 @@ public final class NetClientClock: Clock, @unchecked Sendable {
     private let statisticsBus: UnsafeMutablePointer<GstBus>
     private var syncedConnection: SignalConnection?
 
-    /// Round-trip limit chosen for members behind a jittery link (see `roundTripLimit`).
+    // The defaults below were chosen with `Scripts/bench-network --sections clock` (one member behind the delay
+    // relay, 20 ± 5 ms each way, 2 busy cores; true error = the clock's reading − CLOCK_MONOTONIC, 2-15 s after
+    // sync): GStreamer's defaults (1 s, 50 ms, poll 100 ms, window 32) p50 0.6-1.3 ms, p99 7-11 ms; polling every
+    // 20 ms with a 128-observation window p50 0.25-0.37 ms, p99 0.97-1.12 ms, synced in 90-170 ms.
+    /// Round-trip limit (see `roundTripLimit`).
     public static let defaultRoundTripLimit: Duration = .milliseconds(200)
-    /// Poll interval chosen (see `minimumUpdateInterval`).
+    /// Shortest time between polls (see `minimumUpdateInterval`).
     public static let defaultMinimumUpdateInterval: Duration = .milliseconds(20)
+    /// Poll period once synchronised (see `pollInterval`).
+    public static let defaultPollInterval: Duration = .milliseconds(20)
+    /// Observations in the calibration's regression (see `calibrationWindow`).
+    public static let defaultCalibrationWindow = 128
 
     /// Makes a client of the provider at `address:port`. `baseTime` is the clock's time until it synchronises.
     public init(name: String = "net-client-clock", address: String, port: UInt16,
                 baseTime: ClockTime = .zero,
                 roundTripLimit: Duration = NetClientClock.defaultRoundTripLimit,
-                minimumUpdateInterval: Duration = NetClientClock.defaultMinimumUpdateInterval) throws(NetClockError) {
+                minimumUpdateInterval: Duration = NetClientClock.defaultMinimumUpdateInterval,
+                pollInterval: Duration = NetClientClock.defaultPollInterval,
+                calibrationWindow: Int = NetClientClock.defaultCalibrationWindow) throws(NetClockError) {
         GStreamer.ensureInitialized()
         guard let raw = gst_net_client_clock_new(name, address, gint(port), GstClockTime(baseTime.nanoseconds)) else {
             throw .clientFailed(address: address, port: port)
@@ -146,6 +156,8 @@ public final class NetClientClock: Clock, @unchecked Sendable {
             g_value_unset(&value)
             try set("round-trip-limit", Int(roundTripLimit.nanosecondsValue))
             try set("minimum-update-interval", Int(minimumUpdateInterval.nanosecondsValue))
+            try internalClock.set("timeout", Int(pollInterval.nanosecondsValue))
+            try internalClock.set("window-size", calibrationWindow)
             let observer = self.observer
             syncedConnection = try connect("synced") { arguments in
                 // synced(GstClock *clock, gboolean synced)
@@ -185,17 +197,55 @@ public final class NetClientClock: Clock, @unchecked Sendable {
 
     /// Observations with an RTT above this are discarded. The GStreamer default (1 s) lets a stalled
     /// exchange through; 200 ms rejects those yet keeps every exchange of a 20 ± 5 ms link (RTT 30–50 ms
-    /// plus scheduling on 2 busy cores). Measured with `Scripts/bench-network` (ARCHITECTURE.md, "Net clock").
+    /// plus scheduling on 2 busy cores) and of ordinary WAN links. The clock also drops exchanges slower than
+    /// twice its running average RTT by itself. A limit just above a known link's RTT (60 ms here) measured
+    /// p99 0.72 ms in one run, within the run-to-run spread, and a member on a slower link would never sync.
     public var roundTripLimit: Duration {
         get { .nanoseconds(Int64((try? get("round-trip-limit", as: Int.self)) ?? 0)) }
         set { setDuration("round-trip-limit", newValue) }
     }
 
-    /// The shortest time between two polls. GStreamer's default is 50 ms; 20 ms gives the regression the
-    /// window of observations it needs in under a second (faster join) at ~50 small UDP packets a second.
+    /// The shortest time between two polls. GStreamer's default is 50 ms; 20 ms lets `pollInterval` be 20 ms
+    /// (~50 small UDP packets a second per member).
     public var minimumUpdateInterval: Duration {
         get { .nanoseconds(Int64((try? get("minimum-update-interval", as: Int.self)) ?? 0)) }
         set { setDuration("minimum-update-interval", newValue) }
+    }
+
+    /// The clock that does the work (`internal-clock`): GStreamer keeps one per provider address and port in a
+    /// process, shared by every client clock of that provider; its GstClock calibration properties tune the fit.
+    private var internalClock: Clock {
+        var value = GValue()
+        g_value_init(&value, gst_clock_get_type())
+        defer { g_value_unset(&value) }
+        g_object_get_property(gobject, "internal-clock", &value)
+        guard let raw = g_value_get_object(&value) else { preconditionFailure("GstNetClientClock has no internal clock") }
+        return Clock(borrowing: raw)
+    }
+
+    /// How often the provider is polled once synchronised (the internal clock's GstClock "timeout"; GStreamer's
+    /// default 100 ms). Polls are never closer than `minimumUpdateInterval`. Faster polls give the regression
+    /// more observations per second: with a jittery link each one's offset is off by half the path asymmetry
+    /// (up to ±5 ms here), and only averaging many brings the error under a millisecond.
+    public var pollInterval: Duration {
+        get { .nanoseconds(Int64((try? internalClock.get("timeout", as: Int.self)) ?? 0)) }
+        set {
+            do { try internalClock.set("timeout", Int(max(.zero, newValue).nanosecondsValue)) }
+            catch { preconditionFailure("GstClock 'timeout': \(error)") }
+        }
+    }
+
+    /// How many observations the calibration's linear regression spans (GstClock "window-size", default 32):
+    /// a longer window averages more of a jittery link's noise away but follows rate changes more slowly.
+    /// 128 at 20 ms polls spans 2.6 s (measured: window 64 p99 1.15 ms, 128 0.97-1.12 ms, 256 0.76 ms but a
+    /// 5 s span). Like `pollInterval` it belongs to the internal clock, shared by every client clock of the same
+    /// provider in this process: the last value set wins.
+    public var calibrationWindow: Int {
+        get { (try? internalClock.get("window-size", as: Int.self)) ?? 0 }
+        set {
+            do { try internalClock.set("window-size", newValue) }
+            catch { preconditionFailure("GstClock 'window-size': \(error)") }
+        }
     }
 
     /// The most recent statistics observation, nil before the first exchange.

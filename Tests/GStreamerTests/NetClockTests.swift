@@ -11,6 +11,8 @@ final class NetClockTests: XCTestCase {
         let client = try NetClientClock(address: "127.0.0.1", port: provider.port, baseTime: .zero)
         XCTAssertEqual(client.roundTripLimit, NetClientClock.defaultRoundTripLimit)
         XCTAssertEqual(client.minimumUpdateInterval, NetClientClock.defaultMinimumUpdateInterval)
+        XCTAssertEqual(client.pollInterval, NetClientClock.defaultPollInterval)
+        XCTAssertEqual(client.calibrationWindow, NetClientClock.defaultCalibrationWindow)
         let observations = client.statistics()
 
         try await client.waitForSync(timeout: .seconds(defaultTimeout))
@@ -37,6 +39,10 @@ final class NetClockTests: XCTestCase {
         XCTAssertEqual(client.minimumUpdateInterval, .milliseconds(35))
         client.roundTripLimit = .milliseconds(120)
         XCTAssertEqual(client.roundTripLimit, .milliseconds(120))
+        client.pollInterval = .milliseconds(50)
+        XCTAssertEqual(client.pollInterval, .milliseconds(50))
+        client.calibrationWindow = 64
+        XCTAssertEqual(client.calibrationWindow, 64)
     }
 
     func testWaitingForAProviderThatDoesNotAnswerTimesOut() async throws {
