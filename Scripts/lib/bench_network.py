@@ -19,6 +19,15 @@ PLAY_S = 12.0         # played before the seek, and again after it
 SEEK_TO_S = 2.0
 START_MARGIN_S = 1.0  # raw members restart at seek instant + this
 PAIR_WINDOW_S = 0.5
+CLOCK_PROBE_S = 15
+# Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
+CLOCK_SETTINGS = [
+    [("gstreamer defaults (1 s, 50, 100, 32)", ["--round-trip-limit", "1000", "--minimum-update-interval", "50",
+                                                "--poll-interval", "100", "--window", "32"]),
+     ("chosen (200 ms, 20, 20, 128)", []),
+     ("window 256", ["--window", "256"]),
+     ("poll 50 ms", ["--poll-interval", "50"])],
+]
 
 
 class BenchError(Exception):
@@ -169,6 +178,39 @@ class Bench:
         seek = (max(first_after_seek) - seek_at) / 1e6 if len(first_after_seek) == n else None
         return summary(spreads), seek
 
+    def clock_probe(self, settings, seconds):
+        """One probe per setting, simultaneously, each in its own namespace behind its own relay: the client clock's
+        true error (its reading − CLOCK_MONOTONIC) after it synchronised."""
+        provider = subprocess.Popen([f"{self.binary_dir}/netclock-baseline", "provide", "--address", "127.0.0.1",
+                                     "--port", str(free_port())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self.log, text=True)
+        port = int(provider.stdout.readline().split()[1])
+        helpers, probes = [provider], []
+        try:
+            for k, (name, flags) in enumerate(settings, 1):
+                helpers.append(self.relay(k, udp=[port]))
+                probes.append(subprocess.Popen(["ip", "netns", "exec", f"mvnet-{k}", f"{self.binary_dir}/netclock-baseline",
+                                                "probe", "--clock", f"10.77.{k}.1:{port}", "--seconds", str(seconds),
+                                                *flags], stdout=subprocess.PIPE, stderr=self.log, text=True))
+            rows = []
+            for (name, flags), p in zip(settings, probes):
+                out, _ = p.communicate(timeout=seconds + 30)
+                if p.returncode != 0:
+                    raise BenchError(f"clock probe {name} exited with status {p.returncode}")
+                lines = out.splitlines()
+                sync_ms = float(lines[0].split()[1])
+                samples = [(float(l.split()[1]), float(l.split()[2]) / 1000) for l in lines if l.startswith("error ")]
+                late = [abs(e) for t, e in samples if t >= 2000]
+                early = [abs(e) for t, e in samples if t < 2000]
+                settle = max([t for t, e in samples if abs(e) >= 1.0], default=0.0)
+                rows.append({"setting": name, "flags": flags, "sync_ms": sync_ms, "error_after_2s_ms": summary(late),
+                             "error_first_2s_max_ms": max(early) if early else None, "last_error_over_1ms_at_ms": settle})
+            return rows
+        finally:
+            for p in probes + helpers:
+                if p.poll() is None:
+                    p.terminate(); p.wait(timeout=10)
+
     def coordinated(self, n):
         """multiview host/join rows: run only when this build has the net CLI."""
         binary = f"{self.binary_dir}/multiview"
@@ -189,16 +231,33 @@ def main():
     parser.add_argument("--delay-ms", type=float, default=20)
     parser.add_argument("--jitter-ms", type=float, default=5)
     parser.add_argument("--out", default="out/bench")
+    parser.add_argument("--sections", default="clock,rows")
     args = parser.parse_args()
     bench = Bench(args)
+    sections = args.sections.split(",")
+    clock_rows = []
+    if "clock" in sections:
+        print("... clock tunings", file=sys.stderr, flush=True)
+        for batch in CLOCK_SETTINGS:
+            clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
     rows = []
-    for n in [int(x) for x in args.members.split()]:
+    for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
         for side in ("raw-netclock", "uncoordinated"):
             print(f"... {side}, {n} members", file=sys.stderr, flush=True)
             rows.append(bench.run_baseline(side, n))
         rows.append(bench.coordinated(n))
-    result = {"delay_ms": args.delay_ms, "jitter_ms": args.jitter_ms, "rows": rows}
+    result = {"delay_ms": args.delay_ms, "jitter_ms": args.jitter_ms, "clock": clock_rows, "rows": rows}
     (pathlib.Path(args.out) / "network.json").write_text(json.dumps(result, indent=1))
+    if clock_rows:
+        print(f"\nNetClientClock true error (reading − CLOCK_MONOTONIC), one member behind the relay, {CLOCK_PROBE_S} s "
+              f"after sync (ms)")
+        print(f"{'setting':<34}{'sync':>7} {'first 2 s max':>13} {'after 2 s p50':>13} {'p99':>7} {'max':>7} {'>1 ms until':>11}")
+        for r in clock_rows:
+            e = r["error_after_2s_ms"]
+            print(f"{r['setting']:<34}{r['sync_ms']:>7.0f} {r['error_first_2s_max_ms']:>13.3f} {fmt(e):>13} "
+                  f"{fmt(e, 'p99'):>7} {fmt(e, 'max'):>7} {r['last_error_over_1ms_at_ms'] / 1000:>10.1f}s")
+    if not rows:
+        return
     print(f"\nNetwork sync, members in namespaces, {args.delay_ms:g} ± {args.jitter_ms:g} ms relayed each way "
           f"(ms; audible = click onsets on the members' channels, video = render instants on CLOCK_MONOTONIC)")
     print(f"{'row':<15}{'n':>3} {'audible p50':>11} {'p99':>7} {'max':>7} {'clicks':>6}  {'video p50':>9} {'p99':>7}"

@@ -11,6 +11,9 @@
 //       video frame's render instant (CLOCK_MONOTONIC, shared by every namespace of this machine, and the net
 //       clock's reading) as "pts_ns,monotonic_ns,netclock_ns" lines. Audio goes to the default PulseAudio sink
 //       (PULSE_SINK) with pulsesink's defaults unless properties are given.
+//   netclock-baseline probe --clock ADDR:PORT --seconds S [--minimum-update-interval MS] [--poll-interval MS]
+//                           [--window N] [--round-trip-limit MS]
+//       the client clock's true error over time with those tunables (Scripts/bench-network's clock section).
 import Foundation
 import GStreamer
 import Synchronization
@@ -85,6 +88,38 @@ func waitForPreroll(_ messages: inout AsyncStream<BusMessage>.Iterator) async th
         }
     }
     throw Failure(description: "bus closed")
+}
+
+/// Measures a NetClientClock's true error: its reading minus the system clock's (CLOCK_MONOTONIC, the provider's
+/// clock, shared by every namespace of this machine), every 25 ms for `--seconds` after it synchronised, with the
+/// tunables given. Prints "synced MS", then "error T_MS ERROR_US" lines.
+func probe(_ options: Options) async throws {
+    let endpoint = try options.string("clock").split(separator: ":")
+    guard endpoint.count == 2, let port = UInt16(endpoint[1]) else { throw Failure(description: "--clock ADDR:PORT") }
+    let seconds = try options.number("seconds")
+    let system = Clock.systemClock()
+    let started = system.time
+    func ms(_ name: String) -> Duration? { options.values[name].flatMap(Double.init).map { .microseconds(Int64($0 * 1000)) } }
+    let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started,
+                                   roundTripLimit: ms("round-trip-limit") ?? NetClientClock.defaultRoundTripLimit,
+                                   minimumUpdateInterval: ms("minimum-update-interval") ?? NetClientClock.defaultMinimumUpdateInterval)
+    if let poll = ms("poll-interval") { clock.pollInterval = poll }
+    if let window = options.values["window"].flatMap(Int.init) { clock.calibrationWindow = window }
+    try await clock.waitForSync(timeout: .seconds(10))
+    let synced = system.time
+    say("synced \(Double((synced - started).nanoseconds) / 1e6) poll \(milliseconds(clock.pollInterval)) window \(clock.calibrationWindow)")
+    var lines: [String] = []
+    while system.time.nanoseconds < synced.nanoseconds + UInt64(seconds * 1e9) {
+        let before = system.time.nanoseconds
+        let reading = clock.time.nanoseconds
+        let after = system.time.nanoseconds
+        let midpoint = before / 2 + after / 2
+        let error = Double(Int64(bitPattern: reading &- midpoint)) / 1e3
+        lines.append("error \(Double(before - synced.nanoseconds) / 1e6) \(error)")
+        try await Task.sleep(for: .milliseconds(25))
+    }
+    say(lines.joined(separator: "\n"))
+    withExtendedLifetime(clock) {}
 }
 
 /// The clock a member plays on: the provider's time over the network (one base time for all), or its own
@@ -179,6 +214,7 @@ do {
     switch arguments.first {
     case "provide": try await provide(try Options(arguments.dropFirst()))
     case "play": try await play(try Options(arguments.dropFirst()))
+    case "probe": try await probe(try Options(arguments.dropFirst()))
     default: throw Failure(description: "usage: netclock-baseline provide|play [options] (see the source header)")
     }
 } catch {
