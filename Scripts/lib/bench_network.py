@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import pathlib
+import random
 import socket
 import subprocess
 import sys
@@ -74,6 +75,9 @@ class Bench:
             raise BenchError(f"delay relay for member {k} did not start")
         return proc
 
+    def trip_ms(self, draw):
+        return self.delay_ms + draw.uniform(-self.jitter_ms, self.jitter_ms)
+
     def member(self, k, tag, args):
         """One netclock-baseline member in namespace mvnet-k, its audio on channel k."""
         env = dict(os.environ, PULSE_SINK=f"mvnet_m{k}")
@@ -103,10 +107,18 @@ class Bench:
             base = time.monotonic_ns() + int(LEAD_S * 1e9)
             seek_at = base + int(PLAY_S * 1e9)
             end = seek_at + int((START_MARGIN_S + PLAY_S) * 1e9)
+            draw = random.Random(n)
             for k in range(1, n + 1):
-                clock = f"10.77.{k}.1:{port}" if side == "raw-netclock" else "local"
-                procs.append(self.member(k, f"{side}-{n}", ["--clock", clock, "--base-time", str(base), "--duration",
-                                             str(2 * PLAY_S), "--seek-at", str(seek_at), "--seek-to", str(SEEK_TO_S),
+                if side == "raw-netclock":
+                    clock, start, seek = f"10.77.{k}.1:{port}", base, seek_at
+                else:
+                    # Uncoordinated members act when a "play" / "seek" command sent to all at one instant reaches
+                    # them: after one relayed trip each (DELAY ± JITTER), on one kernel clock.
+                    clock = "local"
+                    start = base + int(self.trip_ms(draw) * 1e6)
+                    seek = seek_at + int(self.trip_ms(draw) * 1e6)
+                procs.append(self.member(k, f"{side}-{n}", ["--clock", clock, "--base-time", str(start), "--duration",
+                                             str(2 * PLAY_S), "--seek-at", str(seek), "--seek-to", str(SEEK_TO_S),
                                              "--start-margin", str(START_MARGIN_S)]))
             path = self.out / f"{side}-{n}.raw"
             time.sleep(max(0.0, (base - time.monotonic_ns()) / 1e9 - 1.0))
