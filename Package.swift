@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Tests only: `TestClock`, so the coordination medium's waits are tested by advancing time.
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
+        // Group sessions' control channel: WebSocket over swift-nio (NIOWebSocket + NIOHTTP1 for the upgrade).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // System-library modules, one per C library family; each imported only where its library is used
@@ -63,6 +65,19 @@ let package = Package(
             dependencies: ["Multiview", "GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Pure Swift: the group session's wire messages (one Codable enum), their codec and validation.
+        .target(name: "GroupProtocol", swiftSettings: [.swiftLanguageMode(.v6)]),
+        // Group sessions across processes and hosts: the WebSocket control channel, the host's proxies of remote
+        // views on its in-process medium, the member's link feeding a NetworkCoordinationMedium.
+        .target(
+            name: "GroupSession",
+            dependencies: ["GroupProtocol", "Coordination", "Multiview", "GStreamer",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOWebSocket", package: "swift-nio")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The sync benchmark harness: per-frame render recorder and the scripted sync-report runner (CLI, tests).
         .target(
             name: "SyncBench",
@@ -97,7 +112,7 @@ let package = Package(
         // does not collide by case with the `Multiview` library on case-insensitive file systems.
         .executableTarget(
             name: "MultiviewCLI",
-            dependencies: ["Routing", "Coordination", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
+            dependencies: ["Routing", "Coordination", "GroupSession", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -121,6 +136,20 @@ let package = Package(
         .testTarget(
             name: "HLSTests",
             dependencies: ["HLS"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Pure: the group session's codec and validation (no socket, no pipeline, no daemon).
+        .testTarget(
+            name: "GroupProtocolTests",
+            dependencies: ["GroupProtocol"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Real member processes (the built `multiview` binary) on loopback, and the WebSocket server itself.
+        .testTarget(
+            name: "GroupSessionTests",
+            dependencies: ["TestSupport", "GroupSession", "GroupProtocol", "Coordination", "GStreamer",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

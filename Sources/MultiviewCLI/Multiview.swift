@@ -12,7 +12,8 @@ struct MultiviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
-        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self, PreviewCommand.self, TrickPlayCommand.self],
+        subcommands: [Play.self, Info.self, SyncReport.self, Routes.self, PreviewCommand.self, TrickPlayCommand.self,
+                      Host.self, Join.self],
         defaultSubcommand: Play.self
     )
 }

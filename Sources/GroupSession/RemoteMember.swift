@@ -1,0 +1,195 @@
+import Coordination
+import Foundation
+import GStreamer
+import GroupProtocol
+
+/// One member connection on the host: validates what it sends (`MemberMessageValidator`), keeps a proxy
+/// participant per member view on the host's medium, turns the medium's commands for them into requests and the
+/// member's answers back into results, forwards the group's events, and drops the member when it goes quiet.
+///
+/// Threading: an actor; it owns the validator, the proxies, the requests in flight and the last-heard time.
+actor RemoteMember {
+    nonisolated let id: String
+    private let peer: WebSocketPeer
+    private let medium: PlaybackCoordinationMedium
+    private let welcome: @Sendable (String) async -> GroupMessage.Welcome
+    private let log: @Sendable (String) -> Void
+    private let rttMeasured: @Sendable (String, Duration) async -> Void
+    private var validator: MemberMessageValidator
+    private var name = "?"
+
+    private struct Proxy {
+        var coordinator: PlaybackCoordinator
+        var target: RemoteViewTarget
+        var forwarder: Task<Void, Never>
+    }
+    private var proxies: [String: Proxy] = [:]
+    private var requests = RequestTable()
+    private var lastParticipants: [WireParticipant]?
+    private(set) var lastHeard = ContinuousClock.now
+    private(set) var gone = false
+    /// The member said it leaves (`leave` without a participant): its connection's end is no drop.
+    private var left = false
+
+    init(id: String, peer: WebSocketPeer, medium: PlaybackCoordinationMedium, token: String, items: Set<String>,
+         welcome: @escaping @Sendable (String) async -> GroupMessage.Welcome, log: @escaping @Sendable (String) -> Void,
+         rttMeasured: @escaping @Sendable (String, Duration) async -> Void) {
+        self.id = id
+        self.peer = peer
+        self.medium = medium
+        self.welcome = welcome
+        self.log = log
+        self.rttMeasured = rttMeasured
+        self.validator = MemberMessageValidator(token: token, items: items, memberID: id)
+    }
+
+    var label: String { "member \(id) (\(name))" }
+    var isGreeted: Bool { validator.isGreeted }
+    var views: [String] { proxies.keys.sorted() }
+
+    // MARK: Requests to the member
+
+    /// Sends the message `make` builds with a fresh request number and waits for the member's reply (or for the
+    /// member to be dropped: `failed`).
+    func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
+        guard !gone else { return .failed("member \(id) is gone") }
+        let request = requests.open()
+        await peer.send(make(request))
+        guard !gone else { return .failed("member \(id) is gone") }
+        return await withCheckedContinuation { requests.wait(request, $0) }
+    }
+
+    // MARK: From the member
+
+    func receive(_ inbound: WebSocketInbound) async {
+        lastHeard = .now
+        let message: GroupMessage
+        switch inbound {
+        case .binary(let bytes):
+            return await reject(.binaryFrame(bytes: bytes))
+        case .text(let text):
+            do { message = try GroupMessageCodec.decode(text) } catch { return await reject(error) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        do { try validator.validate(message, now: seconds) } catch { return await reject(error, request: message.request) }
+        await dispatch(message)
+    }
+
+    /// One log line and an error message; the connection is closed only when it cannot go on (bad token).
+    private func reject(_ violation: ProtocolViolation, request: Int? = nil) async {
+        log("group session: \(label): \(violation)")
+        await peer.send(.error(.init(code: violation.code, detail: violation.description, request: request)))
+        if violation.closesConnection { await peer.close() }
+    }
+
+    private func dispatch(_ message: GroupMessage) async {
+        switch message {
+        case .hello(let hello):
+            name = hello.member
+            await peer.send(.welcome(await welcome(id)))
+            log("group session: \(label) joined")
+        case .join(let join):
+            await joinView(join)
+        case .command(let command):
+            let participant = ParticipantID(command.participant)
+            respond(command.request) { [medium] in
+                try await medium.propose(command.intent.intent, item: command.item, from: participant)
+            }
+        case .suspensions(let suspensions):
+            let reasons = suspensions.reasons.map(SuspensionReason.init)
+            log("group session: \(suspensions.participant) suspensions: \(suspensions.reasons.isEmpty ? "none" : suspensions.reasons.joined(separator: ", "))")
+            await medium.suspensionsChanged(ParticipantID(suspensions.participant), reasons: reasons)
+        case .rejoin(let rejoin):
+            let participant = ParticipantID(rejoin.participant)
+            respond(rejoin.request) { [medium] in try await medium.rejoin(participant) }
+        case .leave(let leave):
+            let leaving = leave.participant.map { [$0] } ?? Array(proxies.keys)
+            for view in leaving { await removeProxy(view) }
+            if leave.participant == nil { left = true }
+            log("group session: \(label) left" + (leave.participant.map { " with \($0)" } ?? ""))
+        case .reply(let reply):
+            if !requests.resolve(reply.request, reply.outcome) { await reject(.unknownRequest(reply.request)) }
+        case .error(let error):
+            log("group session: \(label) refused a message: \(error.code.rawValue): \(error.detail)")
+        case .ping(let ping):
+            await peer.send(.pong(ping))
+        case .pong(let ping):
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= ping.sentNs { await rttMeasured(id, .nanoseconds(Int64(now - ping.sentNs))) }
+        default:
+            break   // host-bound kinds were refused by the validator
+        }
+    }
+
+    /// Runs a group operation off the read loop (a barrier waits for this very member's answers) and replies.
+    private func respond(_ request: Int, _ operation: @escaping @Sendable () async throws -> Void) {
+        Task {
+            let result: Result<Void, any Error>
+            do { try await operation(); result = .success(()) } catch { result = .failure(error) }
+            await self.peer.send(.reply(.init(request: request, outcome: WireOutcome(result))))
+        }
+    }
+
+    private func joinView(_ join: GroupMessage.Join) async {
+        let target = RemoteViewTarget(participant: join.participant, member: self)
+        let coordinator = PlaybackCoordinator(id: ParticipantID(join.participant), defaultIdentifier: join.item, target: target)
+        let events = await coordinator.events()
+        let participant = join.participant
+        let forwarder = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.forward(event, for: participant)
+            }
+        }
+        proxies[participant] = Proxy(coordinator: coordinator, target: target, forwarder: forwarder)
+        do {
+            try await coordinator.coordinate(using: medium)
+            await peer.send(.reply(.init(request: join.request, outcome: .ok)))
+            log("group session: \(participant) joined item \(join.item)")
+        } catch {
+            forwarder.cancel()
+            proxies[participant] = nil
+            await peer.send(.reply(.init(request: join.request, outcome: .failed("\(error)"))))
+        }
+    }
+
+    private func forward(_ event: CoordinatorEvent, for participant: String) async {
+        guard !gone else { return }
+        switch event {
+        case .rateChanged(let rate, let originator, _):
+            await peer.send(.event(.init(participant: participant, event: .rateChanged(rate: rate, originator: originator?.rawValue))))
+        case .timeJumped(let time, let originator, _):
+            await peer.send(.event(.init(participant: participant,
+                                         event: .timeJumped(toNs: time.nanoseconds, originator: originator?.rawValue))))
+        case .joined(let state):
+            await peer.send(.event(.init(participant: participant, event: .joined(WireGroupState(state)))))
+        case .participantsChanged(let list):
+            // Every proxy hears the same list: it goes to the member once.
+            let wire = list.map(WireParticipant.init)
+            guard wire != lastParticipants else { return }
+            lastParticipants = wire
+            await peer.send(.participants(wire))
+        case .suspensionBegan, .suspensionEnded:
+            break   // the member's own suspensions: it knows them
+        }
+    }
+
+    private func removeProxy(_ view: String) async {
+        guard let proxy = proxies.removeValue(forKey: view) else { return }
+        proxy.forwarder.cancel()
+        await proxy.coordinator.disconnect()
+    }
+
+    /// The member left, its connection closed or it went quiet: its views leave the group (the others play on)
+    /// and every request in flight fails.
+    func drop(_ reason: String) async {
+        guard !gone else { return }
+        gone = true
+        if validator.isGreeted && !left { log("group session: \(label) dropped: \(reason)") }
+        requests.failAll(.failed("member \(id) dropped"))
+        for view in proxies.keys.sorted() { await removeProxy(view) }
+    }
+
+    func send(_ message: GroupMessage) async { await peer.send(message) }
+    func close() async { await peer.close() }
+}

@@ -1,0 +1,55 @@
+import Coordination
+import Foundation
+import GStreamer
+import GroupProtocol
+
+/// A member's view as the host's medium sees it: the playback target behind a proxy `PlaybackCoordinator`
+/// (id `member.viewN`). The medium's commands for it (prepare, start at C, pause) become messages to the member,
+/// and the member's answer is the command's result: ready, started, or "missed the instant" (the medium then
+/// catches it up as it does a late local view).
+///
+/// Threading: immutable; the member connection (an actor) owns the requests in flight.
+final class RemoteViewTarget: CoordinatedPlaybackTarget {
+    let participant: String
+    /// Strong: the member keeps its proxies (and so this target) only until it is dropped, which releases them.
+    private let member: RemoteMember
+
+    init(participant: String, member: RemoteMember) {
+        self.participant = participant
+        self.member = member
+    }
+
+    /// The member's pipelines follow the host's clock through the net clock: nothing to adopt here.
+    func adopt(clock: Clock) async throws {}
+    func releaseClock() async {}
+
+    func perform(_ command: DelegatedCommand) async throws {
+        let originator = command.originator?.rawValue
+        let item = command.expectedItemIdentifier
+        let outcome: WireOutcome = await member.request { request in
+            switch command.kind {
+            case .buffer(let time, let rate):
+                return .prepare(.init(request: request, participant: self.participant, item: item,
+                                      itemTimeNs: time.nanoseconds, rate: rate, originator: originator))
+            case .play(let time, let rate, let at):
+                return .start(.init(request: request, participant: self.participant, item: item, itemTimeNs: time.nanoseconds,
+                                    rate: rate, atClockNs: at.nanoseconds, originator: originator))
+            case .pause(let time):
+                return .pause(.init(request: request, participant: self.participant, item: item,
+                                    itemTimeNs: time.nanoseconds, originator: originator))
+            }
+        }
+        switch outcome {
+        case .ok: return
+        case .missedStart: throw CoordinationError.missedStartInstant
+        case .failed(let why): throw RemoteViewError.failed(participant: participant, why)
+        }
+    }
+
+    /// The member's position is not polled: the group (which exists before any member joins) is the reference.
+    func currentItemTime() async -> ClockTime? { nil }
+    func isPlaying() async -> Bool { false }
+    /// The member's own player shows "waiting" while it prepares.
+    func setWaiting(_ waiting: Bool) async {}
+    func setDetached(_ detached: Bool) async {}
+}

@@ -1,0 +1,50 @@
+import GroupProtocol
+
+/// Requests in flight on one connection, by number: a reply may come before its waiter is installed (the send
+/// suspended in between), so an early answer is kept until it is claimed. A value owned by its connection's actor.
+struct RequestTable {
+    private var next = 1
+    private var outstanding: Set<Int> = []
+    private var waiters: [Int: CheckedContinuation<WireOutcome, Never>] = [:]
+    private var early: [Int: WireOutcome] = [:]
+    private var closedWith: WireOutcome?
+
+    /// A fresh request number, expecting an answer.
+    mutating func open() -> Int {
+        let request = next
+        next += 1
+        outstanding.insert(request)
+        return request
+    }
+
+    /// Resumes `continuation` with the answer: at once if it came already (or the table was failed).
+    mutating func wait(_ request: Int, _ continuation: CheckedContinuation<WireOutcome, Never>) {
+        if let outcome = early.removeValue(forKey: request) ?? closedWith {
+            outstanding.remove(request)
+            continuation.resume(returning: outcome)
+        } else {
+            waiters[request] = continuation
+        }
+    }
+
+    /// The answer to `request`; false when no such request is open.
+    mutating func resolve(_ request: Int, _ outcome: WireOutcome) -> Bool {
+        guard outstanding.contains(request) else { return false }
+        if let continuation = waiters.removeValue(forKey: request) {
+            outstanding.remove(request)
+            continuation.resume(returning: outcome)
+        } else {
+            early[request] = outcome
+        }
+        return true
+    }
+
+    /// The connection is gone: every waiter, now and later, gets `outcome`.
+    mutating func failAll(_ outcome: WireOutcome) {
+        closedWith = outcome
+        for (_, continuation) in waiters { continuation.resume(returning: outcome) }
+        waiters.removeAll()
+        outstanding.removeAll()
+        early.removeAll()
+    }
+}

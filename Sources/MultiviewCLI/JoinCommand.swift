@@ -1,0 +1,172 @@
+import ArgumentParser
+import Coordination
+import Foundation
+import GStreamer
+import GroupProtocol
+import GroupSession
+import Multiview
+
+/// `multiview join`: a member of a group session. Its views play their own copies of the host's item (its own
+/// files, or the host's media with `--views`), on a clock that follows the host's, moved by the host's medium.
+struct Join: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Join a group session opened by multiview host: play along, in sync, on this process's views.",
+        discussion: """
+        MEDIA are this member's own copies of the item; or --views 2,3 plays the host's views 2 and 3 (their URIs). \
+        On stdin: the commands of play --coordinated (play/pause/seek/rate act on the whole group); q = leave. \
+        A wrong or missing token is refused (exit 3). If the host goes away the views keep playing on their last clock.
+        """
+    )
+
+    @Argument(help: "The host's address, ADDR:PORT, as printed by multiview host.")
+    var address: String
+
+    @Option(name: .long, help: "The session token printed by multiview host.")
+    var token: String?
+
+    @Flag(name: .long, help: "No window: video to fake sinks.")
+    var headless = false
+
+    @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
+    var duration: Double?
+
+    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
+    var noAudio = false
+
+    @Option(name: .long, help: "Play the host's views N,… (their URIs) instead of MEDIA.")
+    var views: String?
+
+    @Option(name: .long, help: "A name for this member in the host's log.")
+    var name: String = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "member"
+
+    @Option(name: .long, help: "Write every frame each view rendered on the shared clock to this JSON file at the end (headless).")
+    var renderLog: String?
+
+    @Argument(help: "Media files or URIs (this member's copies of the host's item).")
+    var media: [String] = []
+
+    func run() async throws {
+        let reporter = TerminalReporter()
+        let address: SessionAddress
+        do {
+            address = try SessionAddress.parse(self.address, option: "join")
+            if let duration { _ = try StageLimits.duration(duration, input: "--duration \(duration)") }
+        } catch {
+            reporter.error("\(error)")
+            throw ExitCode(64)
+        }
+        guard let token, !token.isEmpty else {
+            reporter.error("join: a session token is needed (--token T, as printed by multiview host)")
+            throw ExitCode(3)
+        }
+        guard GStreamer.ensureInitialized() else {
+            reporter.error("GStreamer could not be initialised")
+            throw ExitCode(2)
+        }
+        let link: SessionMember
+        do {
+            link = try await SessionMember.connect(host: address.host, port: address.port, token: token,
+                                                   name: Self.plainName(name), log: { reporter.line($0) })
+        } catch GroupLinkError.refused(.badToken, _) {
+            reporter.error("join \(self.address): the host refused the session token")
+            throw ExitCode(3)
+        } catch {
+            reporter.error("join \(self.address): \(error)")
+            throw ExitCode(2)
+        }
+        let welcome = await link.welcome
+        guard let welcome, let item = welcome.items.first else {
+            reporter.error("join \(self.address): the host plays no item")
+            throw ExitCode(2)
+        }
+        let sources: [MediaSource]
+        do { sources = try chooseSources(welcome) } catch {
+            reporter.error("\(error)")
+            await link.leaveSession()
+            throw ExitCode(64)
+        }
+        // The host's clock through GStreamer's net clock; a host that announces none shares this machine's
+        // monotonic clock (the system clock is then the host's own).
+        let clock: Clock
+        var netClock: NetClientClock?
+        if let announced = welcome.clock {
+            do {
+                let following = try await SessionClock.follow(announced, sessionHost: address.host)
+                netClock = following
+                clock = following
+            } catch {
+                reporter.error("join \(self.address): \(error)")
+                await link.leaveSession()
+                throw ExitCode(2)
+            }
+            reporter.line("group session: following the host's clock at \(announced.host):\(announced.port) (\(netClock.map(SessionClock.statusLabel) ?? ""))")
+        } else {
+            clock = Clock.systemClock()
+        }
+        let medium = NetworkCoordinationMedium(name: "member \(welcome.memberID) of \(self.address)", clock: clock, uplink: link)
+        await link.attach(medium)
+        reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
+
+        let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
+        ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
+        let networked = NetworkCoordinatedStage(medium: medium, itemIdentifier: item)
+        let reporting = GroupEventReporting(networked, item: item, clock: clock, renderLog: renderLog != nil, reporter: reporter,
+                                            coordinatorFor: { networked.coordination(for: $0)?.coordinator },
+                                            labelSuffix: { [netClock] in netClock.map(SessionClock.statusLabel) })
+        let clockGuard = netClock.map { NetClockGuard(clock: $0, coordinators: { networked.coordinators },
+                                                      report: { reporter.line($0) }) }
+        clockGuard?.start()
+        var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
+                                               audio: noAudio ? .fakeSink : nil)
+        configuration.teardown = .leaveToProcessExit
+        configuration.coordination = reporting
+        let stage = Stage(configuration: configuration, reporter: reporter)
+        if let duration { reporter.quitRequested(after: duration) }
+        let signalWatch = Task { for await _ in signals { await stage.endNow() } }
+        let (sessionCommands, sessionContinuation) = AsyncStream<StageCommand>.makeStream()
+        let noticeWatch = Task {
+            for await notice in link.noticeStream {
+                switch notice {
+                case .ended(let reason):
+                    reporter.line("group session: \(reason)")
+                    sessionContinuation.yield(.quit)
+                case .hostLost(let why):
+                    reporter.line("group session: host lost (\(why)); the views keep playing on their last clock")
+                case .participants:
+                    break   // each view's event line says it (GroupEventReporting)
+                }
+            }
+        }
+        let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), sessionCommands]))
+        signalWatch.cancel()
+        noticeWatch.cancel()
+        withExtendedLifetime(clockGuard) {}
+        await link.leaveSession()
+        if let renderLog { reporting.writeRenderLog(to: renderLog) }
+        reporter.printFinalLines(outcome)
+        reporter.exitNow(ShutdownSignals.requestedExitCode ?? outcome.exitCode)
+    }
+
+    /// MEDIA, or the host's views named by `--views`.
+    private func chooseSources(_ welcome: GroupMessage.Welcome) throws -> [MediaSource] {
+        guard let views else {
+            guard !media.isEmpty else {
+                throw StageInputError.malformed(input: "join", expected: "MEDIA… or --views N,… (the host has views 1…\(welcome.media.count))")
+            }
+            return media.map(MediaSource.init)
+        }
+        return try views.split(separator: ",").map { part in
+            guard let n = Int(part.trimmingCharacters(in: .whitespaces)),
+                  let offered = welcome.media.first(where: { $0.view == n }) else {
+                throw StageInputError.malformed(input: "--views \(views)", expected: "view numbers 1…\(welcome.media.count), comma-separated")
+            }
+            return MediaSource(offered.uri)
+        }
+    }
+
+    /// The host accepts plain names only (letters, digits, . _ -).
+    static func plainName(_ name: String) -> String {
+        let kept = String(name.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._-".unicodeScalars.contains($0)) }.prefix(64))
+        return kept.isEmpty ? "member" : kept
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A `multiview` process (host or member) started by a test: stdin is a pipe the test writes commands to,
+/// stdout and stderr go to files the test reads while it runs. Ended with SIGKILL if still running on release.
+final class SessionProcess: @unchecked Sendable {
+    // @unchecked: `process` and `input` are set once in init and only used from the test's own thread (XCTest
+    // runs a test method on one thread); the files are read, never shared mutable state.
+    static let binary = repoRoot.appendingPathComponent(".build/debug/multiview").path
+    let process = Process()
+    private let input = Pipe()
+    let stdoutPath: String
+    let stderrPath: String
+    let name: String
+
+    init(_ name: String, _ arguments: [String], directory: TemporaryDirectory) throws {
+        self.name = name
+        stdoutPath = directory.path("\(name).stdout")
+        stderrPath = directory.path("\(name).stderr")
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try process.run()
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+
+    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// Waits until `condition` holds for the output so far; fails naming the process and its output otherwise.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Duration = .seconds(15), _ condition: (_ stdout: String, _ stderr: String) -> Bool)
+        async throws -> String {
+        let met = await eventually(timeout: timeout) { condition(stdout, stderr) }
+        guard met else {
+            throw TestFailure("\(name): no \(what) within \(timeout)\nstdout tail: \(stdout.suffix(600))\nstderr: \(stderr.suffix(3000))")
+        }
+        return stderr
+    }
+
+    func waitForLine(containing text: String, timeout: Duration = .seconds(15)) async throws {
+        try await waitFor("\"\(text)\"", timeout: timeout) { out, err in err.contains(text) || out.contains(text) }
+    }
+
+    /// The last status line shows `count` views PLAYING.
+    func waitForPlaying(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        try await waitFor("status line with \(count) × PLAYING", timeout: timeout) { out, _ in
+            guard let last = out.split(separator: "\n").last else { return false }
+            return last.components(separatedBy: "PLAYING").count - 1 == count
+        }
+    }
+
+    func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32 {
+        guard await eventually(timeout: timeout, { !process.isRunning }) else {
+            throw TestFailure("\(name) still running \(timeout) after it was asked to end\nstderr: \(stderr.suffix(2000))")
+        }
+        return process.terminationStatus
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
