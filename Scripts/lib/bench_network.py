@@ -123,7 +123,7 @@ class Bench:
                                              "--start-margin", str(START_MARGIN_S)]))
             path = self.out / f"{side}-{n}.raw"
             time.sleep(max(0.0, (base - time.monotonic_ns()) / 1e9 - 1.0))
-            recorder = self.record(None, path)
+            recorder, recorded_from = self.record(None, path), time.monotonic_ns()
             time.sleep(max(0.0, (end - time.monotonic_ns()) / 1e9 + 0.5))
             recorder.terminate(); recorder.wait()
             outputs = []
@@ -142,21 +142,23 @@ class Bench:
                     except subprocess.TimeoutExpired:
                         p.kill(); p.wait()
         row = {"side": side, "members": n}
-        row["audible_ms"], row["click_offsets_ms"] = self.audible(path, n, side)
-        row["video_ms"], row["seek_to_aligned_ms"] = self.video(f"{side}-{n}", n, seek_at)
+        row["audible_ms"], row["audible_after_seek_ms"], row["click_offsets_ms"] = \
+            self.audible(path, n, side, recorded_from, seek_at)
+        row["video_ms"], row["video_after_seek_ms"], row["seek_to_aligned_ms"] = self.video(f"{side}-{n}", n, seek_at)
         syncs = [float(l.split()[1]) for o in outputs for l in o.splitlines() if l.startswith("synced")]
         rtts = [float(l.split()[4]) for o in outputs for l in o.splitlines() if l.startswith("synced")]
         row["clock_sync_ms"] = summary(syncs) if syncs else None
         row["rtt_average_ms"] = summary(rtts) if rtts else None
         return row
 
-    def audible(self, path, n, side):
+    def audible(self, path, n, side, recorded_from, seek_at):
+        """Click spread (ms) over every click heard on all n channels, and over those heard after the seek."""
         data = clicks.read_s16le(path)
         found = [clicks.clicks(data[c::4]) for c in range(n)]
         for c, f in enumerate(found):
             if len(f) < 5:
                 raise BenchError(f"{side} ({n}): member {c + 1} heard {len(f)} clicks on its channel")
-        spreads, offsets = [], []
+        spreads, after, offsets = [], [], []
         for click in found[0]:
             onsets = [click["time"]]
             for other in found[1:]:
@@ -167,7 +169,11 @@ class Bench:
             if len(onsets) == n:
                 spreads.append((max(onsets) - min(onsets)) * 1000)
                 offsets.append([round((t - onsets[0]) * 1000, 3) for t in onsets])
-        return summary(spreads), offsets
+                # The recording started (within a few ms) at recorded_from; the first click after the seek follows
+                # it by at least the restart, so "after" is unambiguous at a 0.5 s guard.
+                if recorded_from + click["time"] * 1e9 > seek_at + 0.5e9:
+                    after.append(spreads[-1])
+        return summary(spreads), summary(after), offsets
 
     def video(self, tag, n, seek_at):
         """Per-frame render spread (ms) over frames every member rendered; seek → aligned (ms)."""
@@ -188,8 +194,9 @@ class Bench:
             if first is not None:
                 first_after_seek.append(first)
         spreads = [(max(v) - min(v)) / 1e6 for v in renders.values() if len(v) == n]
+        after = [(max(v) - min(v)) / 1e6 for key, v in renders.items() if len(v) == n and key[0] >= 1]
         seek = (max(first_after_seek) - seek_at) / 1e6 if len(first_after_seek) == n else None
-        return summary(spreads), seek
+        return summary(spreads), summary(after), seek
 
     def clock_probe(self, settings, seconds):
         """One probe per setting, simultaneously, each in its own namespace behind its own relay: the client clock's
@@ -261,7 +268,7 @@ class Bench:
                 if relay.stdout.readline().strip() != "ready":
                     raise BenchError(f"coordinated ({n}): relay in mvnet-{k} did not start")
             path = self.out / f"{tag}.raw"
-            recorder = self.record(None, path)
+            recorder, recorded_from = self.record(None, path), time.monotonic_ns()
             time.sleep(0.5)
             joined = time.monotonic_ns()
             for k in range(1, n + 1):
@@ -291,7 +298,8 @@ class Bench:
                     except subprocess.TimeoutExpired:
                         p.kill(); p.wait()
         row = {"side": "coordinated", "members": n}
-        row["audible_ms"], row["click_offsets_ms"] = self.audible(path, n, "coordinated")
+        row["audible_ms"], row["audible_after_seek_ms"], row["click_offsets_ms"] = \
+            self.audible(path, n, "coordinated", recorded_from, seek_at)
         renders, firsts, joins = {}, [], []
         for k in range(1, n + 1):
             frames = json.load(open(self.out / f"render-{tag}-{k}.json"))
@@ -309,6 +317,8 @@ class Bench:
             if first is not None:
                 firsts.append(first)
         row["video_ms"] = summary([(max(v) - min(v)) / 1e6 for v in renders.values() if len(v) == n])
+        row["video_after_seek_ms"] = summary([(max(v) - min(v)) / 1e6 for key, v in renders.items()
+                                              if len(v) == n and key[0] >= 1])
         row["seek_to_aligned_ms"] = (max(firsts) - seek_at) / 1e6 if len(firsts) == n else None
         row["join_to_first_frame_ms"] = summary(joins) if joins else None
         row["clock_sync_ms"], row["rtt_average_ms"] = None, None
@@ -356,7 +366,8 @@ def main():
     print(f"\nNetwork sync, members in namespaces, {args.delay_ms:g} ± {args.jitter_ms:g} ms relayed each way "
           f"(ms; audible = click onsets on the members' channels, video = render instants on CLOCK_MONOTONIC)")
     print(f"{'row':<15}{'n':>3} {'audible p50':>11} {'p99':>7} {'max':>7} {'clicks':>6}  {'video p50':>9} {'p99':>7}"
-          f" {'max':>7}  {'seek→al':>8} {'sync p50':>8} {'rtt':>6} {'join max':>8}")
+          f" {'max':>7}  {'after seek: audible p99':>23} {'video p99':>9}  {'seek→al':>8} {'sync p50':>8} {'rtt':>6}"
+          f" {'join max':>8}")
     for r in rows:
         if "not_run" in r:
             print(f"{r['side']:<15}{r['members']:>3}  not run: {r['not_run']}")
@@ -364,7 +375,8 @@ def main():
         a, v = r["audible_ms"], r["video_ms"]
         seek = "-" if r["seek_to_aligned_ms"] is None else f"{r['seek_to_aligned_ms']:.0f}"
         print(f"{r['side']:<15}{r['members']:>3} {fmt(a):>11} {fmt(a, 'p99'):>7} {fmt(a, 'max'):>7} {a['n']:>6}  "
-              f"{fmt(v):>9} {fmt(v, 'p99'):>7} {fmt(v, 'max'):>7}  {seek:>8} "
+              f"{fmt(v):>9} {fmt(v, 'p99'):>7} {fmt(v, 'max'):>7}  {fmt(r['audible_after_seek_ms'], 'p99'):>23} "
+              f"{fmt(r['video_after_seek_ms'], 'p99'):>9}  {seek:>8} "
               f"{fmt(r['clock_sync_ms']) if r['clock_sync_ms'] else '-':>8} "
               f"{fmt(r['rtt_average_ms']) if r['rtt_average_ms'] else '-':>6} "
               f"{fmt(r['join_to_first_frame_ms'], 'max') if r.get('join_to_first_frame_ms') else '-':>8}")
