@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Routing", targets: ["Routing"]),
         .library(name: "RemoteControl", targets: ["RemoteControl"]),
         .executable(name: "multiview", targets: ["MultiviewCLI"]),
+        .executable(name: "netclock-baseline", targets: ["NetClockBaseline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -114,6 +115,12 @@ let package = Package(
             name: "MultiviewCLI",
             dependencies: ["Routing", "Coordination", "GroupSession", "SyncBench", "Priority", "RemoteControl", "TrickPlay", "Multiview", "GStreamer", "SyncAnalysis", "HLS",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Raw GStreamer on the network clock, no coordination layer: Scripts/bench-network's baseline members.
+        .executableTarget(
+            name: "NetClockBaseline",
+            dependencies: ["GStreamer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // What every test target needs (repository root, polling, TestFailure, the HLS set): not a test target itself.

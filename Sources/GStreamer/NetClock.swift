@@ -187,7 +187,10 @@ public final class NetClientClock: Clock, @unchecked Sendable {
     public var isSynchronised: Bool { gst_clock_is_synced(clock) != 0 }
 
     /// Waits (without blocking a thread) until the clock synchronises; throws `notSynchronised` after
-    /// `timeout`, `CancellationError` when the task is cancelled.
+    /// `timeout`, `CancellationError` when the task is cancelled. GStreamer calls a clock synchronised after
+    /// its first accepted exchange; on a busy machine that one exchange can be a few ms off (loopback at load
+    /// 18: up to 5 ms; behind the relay up to 4-6 ms in the first 2 s). Callers that align media right away
+    /// should also let `statistics()` deliver some ten more accepted observations (~200 ms at 20 ms polls).
     public func waitForSync(timeout: Duration) async throws {
         let (address, port) = (self.address, self.port)
         try await observer.waitForSync(isSynchronised: { [self] in isSynchronised }, timeout: timeout) {
