@@ -48,6 +48,8 @@ final class SessionBus: Sendable {
     var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = address
+        // The full piped status line (h:mm:ss.mmm positions), which `lastStatus` reads.
+        env["MULTIVIEW_STATUS"] = "full"
         return env
     }
 
