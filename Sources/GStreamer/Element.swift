@@ -242,6 +242,10 @@ public class Bin: Element, @unchecked Sendable {
         }
     }
 
+    /// Takes `child` out of this bin (its pads are unlinked); false when it was not a child.
+    @discardableResult
+    public func remove(_ child: Element) -> Bool { gst_bin_remove(bin, child.element) != 0 }
+
     /// The direct children (no recursion into sub-bins).
     public var children: [Element] { descendants { _ in true }.filter { $0.parent?.gobject == gobject } }
 

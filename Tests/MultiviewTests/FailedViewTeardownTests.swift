@@ -43,4 +43,19 @@ final class FailedViewTeardownTests: XCTestCase {
         // Reaching this line is the point (the crash ended the whole test process); each view also said why.
         XCTAssertEqual(failures, rounds * viewsPerRound, "every truncated view fails with truncatedMedia")
     }
+
+    /// Soak finding (c): GStreamer 1.22.0's decodebin3 reset leaves its old input elements (one identity per
+    /// stream) in the bin, and every reload of a view (an HLS view reconnecting) added more, which each start
+    /// then brought up again. After five reloads the pipeline must hold as many elements as after the first.
+    func testReloadingAViewLeavesNoElementsBehind() async throws {
+        let player = try makePlayer(1, name: "angle1")
+        var counts: [Int] = []
+        for _ in 0..<5 {
+            try await player.load(MediaSource(TestMedia.angle1))
+            try await player.preroll()
+            counts.append(player.pipeline.descendants { _ in true }.count)
+        }
+        await player.stop()
+        XCTAssertEqual(Set(counts).count, 1, "elements after each preroll: \(counts)")
+    }
 }

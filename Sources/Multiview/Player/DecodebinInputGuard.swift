@@ -2,7 +2,7 @@ import Dispatch
 import GStreamer
 import Synchronization
 
-/// Works around a fault of GStreamer 1.22.0's decodebin3 at its inputs (issue 15).
+/// Works around two faults of GStreamer 1.22.0's decodebin3 at its inputs (issue 15).
 ///
 /// **The crash (row 12).** playbin3 feeds decodebin3 one input per elementary stream (urisourcebin parses the
 /// container), each through an `identity` of decodebin3's own. decodebin3 holds all inputs back until the first
@@ -15,6 +15,11 @@ import Synchronization
 /// the first and then finds the first input ended.) So an end-of-stream is held back — dropped, and sent again
 /// from here — until every input of that decodebin3 has either passed its first buffer through decodebin3's
 /// probe (its pass is over) or ended itself; then no pass can find an ended input any more.
+///
+/// **The leak (soak).** 1.22.0's reset also leaves the old `identity` / `parsebin` elements in the bin (fixed
+/// upstream in 1.22.4); every reload of a view (an HLS view reconnecting after its server came back) added
+/// more, which the next start brought up again with the rest. `pipelineStopped(_:)` removes them once the
+/// pipeline is in NULL, when decodebin3 holds no reference to them any more.
 ///
 /// Threading: `watch` runs on the streaming thread that adds the identity, the probes on streaming threads (a
 /// held EOS is sent again from a dispatch queue, never from a streaming thread), `pipelineStopped` on the
@@ -58,9 +63,17 @@ final class DecodebinInputGuard: Sendable {
         inputs.withLock { $0[key]?.eventProbe = probe }
     }
 
-    /// Forgets the inputs once the pipeline is in NULL: the next start makes new ones.
+    /// Takes the elements decodebin3's reset left behind out of every decodebin3 of `pipeline` (in NULL now) and
+    /// forgets the inputs: the next start makes new ones.
     func pipelineStopped(_ pipeline: Pipeline) {
         inputs.withLock { $0 = [:] }
+        for decodebin in pipeline.descendants(where: { $0.factoryName == "decodebin3" }) {
+            guard let bin = decodebin.asBin() else { continue }
+            for child in bin.children where child.factoryName == "identity" || child.factoryName == "parsebin" {
+                guard child.currentState == .null else { continue }
+                bin.remove(child)
+            }
+        }
     }
 
     // MARK: Streaming threads
