@@ -91,6 +91,10 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         case .seek(let t): intent = .seek(to: t)
         case .seekBy(let s): intent = .seekBy(seconds: s)
         case .rate(let r): intent = .rate(r)
+        case .rejoin:
+            guard await coordinator.isConnected else { return false }
+            try await coordinator.join()
+            return true
         }
         guard await coordinator.isConnected else { return false }
         return try await coordinator.coordinate(intent)

@@ -149,7 +149,8 @@ public actor PriorityManager {
     }
 
     /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
-    /// once the server answers, reloads the view, seeks to where it was and plays. hlsdemux2 itself gives up on
+    /// once the server answers, reloads the view and plays it again (`Player.resumeAfterReload`: where it was, or
+    /// at its group's time when coordinated). hlsdemux2 itself gives up on
     /// a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the retry is ours.
     /// Returns whether the view plays again.
     public func recover(view number: Int, patience: Duration = .seconds(120)) async -> Bool {
@@ -174,8 +175,9 @@ public actor PriorityManager {
         do {
             try await player.load(source)
             try await player.preroll(timeout: .seconds(30))
-            if let position = entry.lastPosition { try await player.seek(to: position, timeout: .seconds(30)) }
-            try await player.play(timeout: .seconds(30))
+            // Coordinated, the view rejoins the group's time; its own seek and play would be group commands
+            // (every view moved to where this one was, and waiting for it) and left it waiting for good.
+            try await player.resumeAfterReload(from: entry.lastPosition, timeout: .seconds(30))
             return true
         } catch {
             return false
