@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PriorityTests",
-            dependencies: ["TestSupport", "Priority", "HLS", "Multiview", "GStreamer"],
+            dependencies: ["TestSupport", "Priority", "HLS", "Multiview", "GStreamer", "Coordination"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -25,6 +25,8 @@ public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {
     public static let playingInterstitial = SuspensionReason("playingInterstitial")
     /// The user asked "what happened?" on this view: it replays the last seconds and catches up.
     public static let whatHappened = SuspensionReason("whatHappened")
+    /// The view was reloaded (its server came back): for a moment, so that the group catches it up again.
+    public static let reloaded = SuspensionReason("reloaded")
 }
 
 /// Group state for one item: rate, playing or not, and the anchor — media time `anchorMedia` is rendered at

@@ -91,6 +91,14 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         case .seek(let t): intent = .seek(to: t)
         case .seekBy(let s): intent = .seekBy(seconds: s)
         case .rate(let r): intent = .rate(r)
+        case .rejoin:
+            // The group still counts a reloaded view as ready (it was, before it failed) and a plain rejoin of a
+            // ready participant of a playing group does nothing: a suspension of its own marks it not ready, and
+            // its end catches it up to the group's time.
+            guard await coordinator.isConnected else { return false }
+            let suspension = await coordinator.beginSuspension(for: .reloaded)
+            try await suspension.end()
+            return true
         }
         guard await coordinator.isConnected else { return false }
         return try await coordinator.coordinate(intent)

@@ -91,6 +91,29 @@ public class Element: ObjectRef, @unchecked Sendable {
         }
     }
 
+    /// How many of its sink pads (static and request) are linked to a peer now.
+    public var linkedSinkPadCount: Int {
+        guard let iterator = gst_element_iterate_sink_pads(element) else { return 0 }
+        defer { gst_iterator_free(iterator) }
+        var count = 0
+        var value = GValue()
+        while true {
+            switch gst_iterator_next(iterator, &value) {
+            case GST_ITERATOR_OK:
+                if let pad = g_value_get_object(&value), gst_pad_is_linked(pad.assumingMemoryBound(to: GstPad.self)) != 0 {
+                    count += 1
+                }
+                g_value_reset(&value)
+            case GST_ITERATOR_RESYNC:
+                count = 0
+                gst_iterator_resync(iterator)
+            default:
+                g_value_unset(&value)
+                return count
+            }
+        }
+    }
+
     public func staticPad(_ name: String) throws -> Pad {
         guard let pad = gst_element_get_static_pad(element, name) else {
             throw GStreamerError.noSuchPad(element: self.name, pad: name)
@@ -218,6 +241,13 @@ public class Bin: Element, @unchecked Sendable {
             throw GStreamerError.linkFailed(from: child.name, to: name)
         }
     }
+
+    /// Takes `child` out of this bin (its pads are unlinked); false when it was not a child.
+    @discardableResult
+    public func remove(_ child: Element) -> Bool { gst_bin_remove(bin, child.element) != 0 }
+
+    /// The direct children (no recursion into sub-bins).
+    public var children: [Element] { descendants { _ in true }.filter { $0.parent?.gobject == gobject } }
 
     /// Exposes `target` (a pad of a child) as a pad of the bin itself.
     public func addGhostPad(named name: String, target: Pad) throws {

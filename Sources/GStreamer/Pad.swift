@@ -15,6 +15,11 @@ public final class Pad: ObjectRef, @unchecked Sendable {
         return Caps(takingOwnershipOf: raw)
     }
 
+    /// Sends an end-of-stream event into this pad, as if its upstream had pushed one; false when the pad refused
+    /// it (flushing, or already at the end).
+    @discardableResult
+    public func sendEndOfStream() -> Bool { gst_pad_send_event(pad, gst_event_new_eos()) != 0 }
+
     /// Installs a probe; it stays installed while the returned token lives.
     /// The closure runs on a streaming thread: hand work over, do not block.
     public func addProbe(_ kind: PadProbeKind,
@@ -34,6 +39,8 @@ public struct PadProbeKind: OptionSet, Sendable {
     public static let buffer = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
     public static let bufferList = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
     public static let eventDownstream = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+    /// Flush start / stop events (only delivered to probes that ask for them).
+    public static let eventFlush = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue)
     public static let blocking = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
 }
 
@@ -98,7 +105,8 @@ public final class PadProbe: @unchecked Sendable {
             swiftInfo.size = Int(gst_buffer_get_size(buffer))
         } else if type & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0, let data = info.pointee.data {
             swiftInfo.size = Int(gst_buffer_list_calculate_size(OpaquePointer(data)))
-        } else if type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0, let data = info.pointee.data {
+        } else if type & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue) != 0,
+                  let data = info.pointee.data {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }
             if event.pointee.type == GST_EVENT_SEGMENT {

@@ -157,9 +157,9 @@ public actor PriorityManager {
     public func isRecovering(view number: Int) -> Bool { entries[number]?.recovering ?? false }
 
     /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
-    /// once the server answers, reloads the view, seeks to where its video stopped and plays. hlsdemux2 itself
-    /// gives up on a VOD stream after a few failed fragment downloads ("Couldn't download fragments"), so the
-    /// retry is ours.
+    /// once the server answers, reloads the view and plays it again (`Player.resumeAfterReload`: alone, from where
+    /// its video stopped; coordinated, at its group's time). hlsdemux2 itself gives up on a VOD stream after a few
+    /// failed fragment downloads ("Couldn't download fragments"), so the retry is ours.
     /// Returns whether the view plays again.
     public func recover(view number: Int, patience: Duration = .seconds(120)) async -> Bool {
         guard let entry = entries[number], !entry.recovering, let source = entry.source, Self.looksLikeHLS(source.uri)
@@ -187,8 +187,9 @@ public actor PriorityManager {
         do {
             try await player.load(source)
             try await player.preroll(timeout: .seconds(30))
-            if let resume { try await player.seek(to: resume, timeout: .seconds(30)) }
-            try await player.play(timeout: .seconds(30))
+            // Coordinated, the view rejoins the group's time; its own seek and play would be group commands
+            // (every view moved to where this one was, and waiting for it) and left it waiting for good.
+            try await player.resumeAfterReload(from: resume, timeout: .seconds(30))
             entry.resumeAt = nil
             return true
         } catch {

@@ -66,6 +66,15 @@ extension Player {
         apply(.stop)
     }
 
+    /// After a reload, plays again: with a coordinator, at the group's time and with the group (the group does not
+    /// move: a seek or play of this view would be a command to every view); alone, from `position` (nil: from
+    /// where the reload left it).
+    public func resumeAfterReload(from position: ClockTime?, timeout: Duration = .seconds(20)) async throws {
+        if let interceptor, try await interceptor.intercept(.rejoin, player: self) { return }
+        if let position { try await seekLocally(to: position, timeout: timeout) }
+        try await playLocally(timeout: timeout)
+    }
+
     /// Accurate (frame-exact) or key-unit flushing seek; returns once the pipeline has prerolled there.
     public func seek(to position: ClockTime, accurate: Bool = true, timeout: Duration = .seconds(20)) async throws {
         if let interceptor, try await interceptor.intercept(.seek(position), player: self) { return }

@@ -62,6 +62,8 @@ public actor Player {
     /// Hands every multiqueue added after init to `multiqueueFloor`.
     private var multiqueueSetup: SignalConnection?
     private nonisolated let multiqueueFloor = MultiqueueFloor(minimum: Player.minimumInterleave)
+    /// decodebin3 1.22.0's input faults (a crash at reset, elements left behind): see `DecodebinInputGuard`.
+    nonisolated let inputGuard = DecodebinInputGuard()
     /// Handlers of element messages (`watchElementMessages`, PlayerElementAccess.swift).
     nonisolated let elementMessageWatchers = ElementMessageWatchers()
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
@@ -133,12 +135,15 @@ public actor Player {
             }
         }
         self.sinkProbes = probes
-        // Deinterleaving queues get a 1 s floor (see MultiqueueFloor): the ones of playbin3's own decodebin3
-        // exist from the start, later ones are watched as they are added.
-        let floor = multiqueueFloor
+        // Deinterleaving queues get a 1 s floor (MultiqueueFloor; later ones as added); decodebin3's inputs a guard.
+        let floor = multiqueueFloor, inputs = inputGuard
         for queue in playbin.descendants(where: { $0.factoryName == "multiqueue" }) { floor.watch(queue) }
         self.multiqueueSetup = try? playbin.connect("deep-element-added") { args in
-            if let element = args.element(at: 2), element.factoryName == "multiqueue" { floor.watch(element) }
+            guard let element = args.element(at: 2) else { return }
+            if element.factoryName == "multiqueue" { floor.watch(element) }
+            if element.factoryName == "identity", let bin = args.element(at: 1), bin.factoryName == "decodebin3" {
+                inputs.watch(identity: element, in: bin)
+            }
         }
         self.bus = playbin.bus()
         let granted = realtimeGranted
@@ -206,7 +211,7 @@ public actor Player {
     private func requestPipelineState(_ state: ElementState) {
         do {
             switch try pipeline.setState(state) {
-            case .success, .async, .noPreroll: break
+            case .success, .async, .noPreroll: if state == .null { inputGuard.pipelineStopped(pipeline) }
             }
         } catch {
             guard failure == nil else { return }

@@ -260,6 +260,9 @@ public enum TransportCommand: Sendable, Equatable {
     case seek(ClockTime)
     case seekBy(Double)
     case rate(Double)
+    /// The view was reloaded (an HLS view whose server came back): it takes the group's time and rate and starts
+    /// with the group, which does not move.
+    case rejoin
 }
 
 /// Intercepts a player's transport commands: the coordination layer installs one so that a command from any
