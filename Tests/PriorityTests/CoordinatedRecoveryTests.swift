@@ -72,9 +72,10 @@ final class CoordinatedRecoveryTests: XCTestCase {
         try? await Task.sleep(for: .seconds(2))
         outageAt.set(reporter.statusLines.count)
         server.stop()
-        // Both HLS views fail (hlsdemux2 gives up) and are retried until the server is back.
+        // Both HLS views fail (hlsdemux2 gives up) and are retried until the server is back: RETRYING in the status.
         for _ in 0..<200 {
-            if (reporter.statusLines.last?.components(separatedBy: "FAILED").count ?? 0) == 3 { break }
+            let views = reporter.statusLines.last?.components(separatedBy: " | ") ?? []
+            if views.filter({ $0.contains(" RETRYING") || $0.contains(" FAILED") }).count == 2 { break }
             try? await Task.sleep(for: .milliseconds(100))
         }
         try? server.start()
