@@ -32,6 +32,24 @@ final class StatusRetryingTests: XCTestCase {
         XCTAssertFalse(reporter.statusLines.joined().contains("server not answering"), last)
     }
 
+    /// In the window, the failed view's tile says RETRYING too (it said FAILED while the status said RETRYING).
+    func testARetriedViewsTileSaysRetrying() async throws {
+        let reporter = RecordingReporter()
+        var configuration = StageConfiguration(sources: [TestMedia.angle1, "/nonexistent/gone.mp4"].map(MediaSource.init),
+                                               headless: false, duration: 2.5, audio: .fakeSink,
+                                               statusInterval: .milliseconds(250))
+        configuration.observer = RetryingObserver()
+        let stage = Stage(configuration: configuration, reporter: reporter)
+        let outcome = await stage.run()
+        XCTAssertTrue(outcome.usedWindow, "no window: is DISPLAY reachable (Scripts/test starts Xvfb)?")
+        let gridWindow = await stage.gridWindow
+        let window = try XCTUnwrap(gridWindow)
+        let message = try XCTUnwrap(window.message(tile: 1), "view 2's tile shows no note")
+        XCTAssertTrue(message.contains("RETRYING: "), message)
+        XCTAssertFalse(message.contains("FAILED"), message)
+        XCTAssertNil(window.message(tile: 0), "view 1 plays: its tile has no note")
+    }
+
     /// The CLI: the failure is an error line when it happens (and the end's summary line); the status only says
     /// FAILED.
     func testTheCLIPrintsAFailureOnceAsItsOwnLine() throws {

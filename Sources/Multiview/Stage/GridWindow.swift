@@ -213,6 +213,9 @@ public final class GridWindow: Sendable {
     /// What tile `tile`'s label shows now (nil: no label drawn).
     public func drawnTag(tile: Int) -> String? { shared.withLock { $0.drawnTags[tile] } }
 
+    /// The note tile `tile` shows now (`setMessage`), nil for none. Thread-safe.
+    public func message(tile: Int) -> String? { shared.withLock { $0.messages[tile] } }
+
     /// `f`: fullscreen on, or back to the window it was. Thread-safe.
     public func toggleFullscreen() {
         shared.withLock { $0.fullscreenToggles += 1 }

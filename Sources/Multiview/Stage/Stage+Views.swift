@@ -94,7 +94,12 @@ extension Stage {
         guard failures[error.view.number] == nil else { return }
         failures[error.view.number] = error
         reporter.viewFailed(error)
-        window?.setMessage("\(error.view)\nFAILED: \(error.cause)", tile: error.view.number - 1)
+        window?.setMessage(Self.tileMessage(error, retrying: false), tile: error.view.number - 1)
+    }
+
+    /// A failed view's tile text: its name, then FAILED (or RETRYING while it is being brought back) and the cause.
+    nonisolated static func tileMessage(_ error: PlayerError, retrying: Bool) -> String {
+        "\(error.view)\n\(retrying ? "RETRYING" : "FAILED"): \(error.cause)"
     }
 
     /// Tells the routing layer that view N ended or failed (a task: the stage does not wait for PulseAudio).
@@ -141,10 +146,13 @@ extension Stage {
     func refreshObserverLabels() async {
         guard let observer = configuration.observer else { return }
         for view in views {
+            // The tile says what the status says: RETRYING while the observer brings the view back, FAILED after.
             if failures[view.number] != nil, await observer.isRetrying(view: view.number) {
-                retryingViews.insert(view.number)
-            } else {
-                retryingViews.remove(view.number)
+                if retryingViews.insert(view.number).inserted, let failure = failures[view.number] {
+                    window?.setMessage(Self.tileMessage(failure, retrying: true), tile: view.number - 1)
+                }
+            } else if retryingViews.remove(view.number) != nil, let failure = failures[view.number] {
+                window?.setMessage(Self.tileMessage(failure, retrying: false), tile: view.number - 1)
             }
             let label = await observer.label(forView: view.number)
             if label != observerLabels[view.number] {
