@@ -71,9 +71,11 @@ final class CLIMessagesTests: XCTestCase {
     }
 
     func testBadStdinCommandsOnAFileViewAreOneLineInTheUsersTerms() throws {
-        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3", TestMedia.angle1],
-                                 stdin: "priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n\u{1B}[A\n")
-        XCTAssertEqual(result.status, 0, result.stderr)
+        // Sent at once, as a user typing ahead of the first frame would; then every answer is waited for (the good
+        // commands answer once the view has prerolled, which a busy machine can take seconds for) before `q`.
+        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--duration", "60", TestMedia.angle1])
+        defer { app.kill() }
+        app.send("priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n\u{1B}[A")
         let expected = [
             "error: 'priority 1 high' needs HLS views (http://…/master.m3u8) or --priority/--bandwidth",
             "error: 'audio 2' needs audio routing (--audio-route / --external-display)",
@@ -84,10 +86,18 @@ final class CLIMessagesTests: XCTestCase {
             // An arrow key typed on stdin: quoted in caret notation, not sent to the terminal raw.
             "error: unknown command '^[[A'; type help for the commands",
         ]
-        let lines = result.stderr.split(separator: "\n").map(String.init)
-        for line in expected { XCTAssertTrue(lines.contains(line), "missing '\(line)' in:\n\(result.stderr)") }
-        XCTAssertEqual(leaks(result.stdout + result.stderr), [], result.stderr)
-        XCTAssertFalse(result.stderr.contains("\u{1B}"), "no raw escape byte reaches the terminal")
+        let answered = app.wait { app in
+            let lines = Set(app.stderr.split(separator: "\n").map(String.init))
+            return expected.allSatisfy(lines.contains)
+        }
+        app.send("q")
+        XCTAssertEqual(app.waitForExit(), 0, app.transcript)
+        let stderr = app.stderr, stdout = app.stdout
+        let lines = stderr.split(separator: "\n").map(String.init)
+        XCTAssertTrue(answered, "not every command answered within 30 s")
+        for line in expected { XCTAssertTrue(lines.contains(line), "missing '\(line)' in:\n\(stderr)") }
+        XCTAssertEqual(leaks(stdout + stderr), [], stderr)
+        XCTAssertFalse(stderr.contains("\u{1B}"), "no raw escape byte reaches the terminal")
     }
 
     /// `multiview` alone printed "Missing expected argument '<media> ...'" above the help: now the help alone.
