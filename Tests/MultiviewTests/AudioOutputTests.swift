@@ -65,12 +65,17 @@ final class AudioOutputTests: XCTestCase {
     func testCLIReadsCommandsFromStdin() throws {
         let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return XCTFail("\(binary) not built") }
-        // The commands arrive at once; the stage applies them in order: jump 10 s, print a status line, quit.
+        // Commands run as tasks of their own (a stuck view never holds the others), so `s` is sent once the seek
+        // answered: the next status line shows where it went; then `q` quits before --duration.
         let started = Date()
-        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "20", TestMedia.angle1],
-                                 stdin: "+10\nbogus\ns\nq\n")
-        XCTAssertEqual(result.status, 0, result.stderr)
+        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--duration", "20", TestMedia.angle1])
+        defer { app.kill() }
+        app.send("+10\nbogus")
+        XCTAssertTrue(app.wait { $0.stderr.contains("+10: done") }, "the +10 s seek never answered: \(app.transcript)")
+        app.send("s\nq")
+        XCTAssertEqual(app.waitForExit(), 0, app.transcript)
         XCTAssertLessThan(Date().timeIntervalSince(started), 15, "q on stdin must quit before --duration")
+        let result = (stdout: app.stdout, stderr: app.stderr)
         XCTAssertTrue(result.stderr.contains("unknown command 'bogus'"), result.stderr)
         let positions = result.stdout.split(separator: "\n").compactMap { line -> Double? in
             guard let range = line.range(of: "PLAYING ") ?? line.range(of: "PAUSED ") else { return nil }
