@@ -12,6 +12,9 @@ final class VideoStarvationTests: XCTestCase {
         let player = try makePlayer()
         let source = Holder()
         let setup = try player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
+        // Every status the view goes through, for the failure message: a PLAYING that comes again after the hold
+        // rearms the watch, and a view that gets no frame after a rearm is never judged starved.
+        let log = await EventLog(player)
         try await player.load(MediaSource(TestMedia.angle1))
         try await player.play()
         try await Task.sleep(for: .milliseconds(800))
@@ -23,7 +26,8 @@ final class VideoStarvationTests: XCTestCase {
         let buffering = await eventually(timeout: .seconds(12)) { await player.currentStatus.state == .buffering }
         print("[starvation] buffering reported \(ContinuousClock.now - heldAt) after the source was held")
         let held = await player.currentStatus
-        XCTAssertTrue(buffering, "still \(held) with its source held")
+        let statuses = await log.statuses
+        XCTAssertTrue(buffering, "still \(held) with its source held; statuses: \(statuses)")
         XCTAssertEqual(held.waitingToPlay, .buffering(percent: 0))
         hold = nil
         withExtendedLifetime(hold) {}
