@@ -105,6 +105,7 @@ struct SyncReport: AsyncParsableCommand {
                                             to: directory, fileStem: "baseline")
             comparison = (base, baselineRun.phases)
             failed = failed || !baselineRun.failures.isEmpty
+            for failure in baselineRun.failures { reporter.line("sync-report: baseline run failed in \(failure)") }
         }
         try await SyncReportFiles.write(result: coordinated, frames: coordinatedRun.frames,
                                         phases: coordinatedRun.phases, to: directory, comparison: comparison)
@@ -137,7 +138,7 @@ struct SyncReport: AsyncParsableCommand {
             print(line)
         }
         print("wrote \(directory.path)/summary.json, frames.json, skew.png" + (baseline ? " (+ -baseline)" : ""))
-        for failure in coordinatedRun.failures { reporter.line("\(failure)") }
+        for failure in coordinatedRun.failures { reporter.line("sync-report: coordinated run failed in \(failure)") }
         if failed { throw ExitCode(1) }
     }
 }

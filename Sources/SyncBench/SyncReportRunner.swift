@@ -102,7 +102,8 @@ public final class SyncReportRunner: Sendable {
     public struct Output: Sendable {
         public var frames: [FrameRecord]
         public var phases: [PhaseRecord]
-        public var failures: [PlayerError]
+        /// One line per phase that failed (which phase, and why); the run goes on to the next phase.
+        public var failures: [String]
     }
 
     /// The one item all sync-report views play (a suspended view is marked apart while detached).
@@ -135,7 +136,7 @@ public final class SyncReportRunner: Sendable {
         let item = SyncReportRunner.item
         var players: [Player] = []
         var coordinations: [PlayerCoordination] = []
-        var failures: [PlayerError] = []
+        var failures: [String] = []
         let sources = SourceElements()
 
         func addView(_ number: Int) async throws -> (Player, PlayerCoordination?) {
@@ -188,9 +189,12 @@ public final class SyncReportRunner: Sendable {
                                       phases[phases.count - 1].viewCommandClockNs?[String(view)] = clock.time.nanoseconds
                                   },
                                   seekTarget: { phases[phases.count - 1].seekTargetNs = $0.nanoseconds })
-            } catch let error as PlayerError {
-                failures.append(error)
-                log("\(error)")
+            } catch {
+                // Any failure (a player's, the medium's, a recorder's) costs its phase only: the report is still
+                // written, and the CLI exits 1 naming it.
+                let line = "phase \(phaseIndex) (\(action)): \(error)"
+                failures.append(line)
+                log(line)
             }
             if coordinated, let timing = await medium.lastBarrierTiming, timing != lastTiming {
                 lastTiming = timing

@@ -36,18 +36,15 @@ final class SyncReportCLITests: XCTestCase {
         let script = out.appendingPathExtension("txt")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         try "play\nwait 2\nseek +5\nwait 2\nlate join\nwait 2\nsuspend 2\nwait 2\n".write(to: script, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["sync-report", "--views", "3", "--script", script.path, "--out", out.path, "--baseline"]
-        process.currentDirectoryURL = Media.root
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = Pipe()
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        // Run from the repository root: with no media named, sync-report plays the bundled Media/ (the default a
+        // user meets). Output goes to files (runTool), so stderr is never lost and cannot fill a pipe.
+        let run = try runTool(["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", Media.root.path, binary,
+                               "sync-report", "--views", "3", "--script", script.path, "--out", out.path, "--baseline"],
+                              timeout: .seconds(180))
+        let text = run.stdout
+        XCTAssertEqual(run.status, 0, "stdout:\n\(run.stdout)\nstderr:\n\(run.stderr)")
         XCTAssertTrue(text.contains("coordinated") && text.contains("baseline"), text)
+        guard run.status == 0 else { return }
 
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any]
         let s = try XCTUnwrap(summary)

@@ -37,10 +37,17 @@ final class RoutingArbiterTests: PulseTestCase {
         }
     }
 
-    private func dominant(_ samples: [Float], from: Double, to: Double) -> Double {
-        let a = max(0, Int(from * MonitorRecording.rate)), b = min(samples.count, Int(to * MonitorRecording.rate))
+    private func dominant(_ samples: [Float], fromSample: Int, toSample: Int) -> Double {
+        let a = max(0, fromSample), b = min(samples.count, toSample)
         guard b > a + 2400 else { return 0 }
         return Spectrum.dominant(samples[a..<b]).frequency
+    }
+
+    /// A cheap test for the polls: `tone` is at least 4 × louder than each of `others` in `x` (the full band scan,
+    /// `dominant`, is the assertion afterwards).
+    private func louder(_ tone: Double, than others: [Double], in x: ArraySlice<Float>) -> Bool {
+        let level = Spectrum.level(x, frequency: tone)
+        return level > 0.001 && others.allSatisfy { level > 4 * Spectrum.level(x, frequency: $0) }
     }
 
     func testOnlyThePreferredViewPlaysOnTheNonMixableRouteAndASwapBringsTheOtherTone() async throws {
@@ -62,20 +69,29 @@ final class RoutingArbiterTests: PulseTestCase {
         XCTAssertEqual(flags, [1: true, 2: false, 3: true])
 
         let recording = try MonitorRecording(sink: living)
-        try await Task.sleep(for: .milliseconds(1500))
-        let swapAt = (ContinuousClock.now - recording.started)
+        // Before the swap: view 2's tone is what the room hears. Waited for as sound, not as time: a cold server
+        // may start the streams (and the recording) a second or more late.
+        let rate = Int(MonitorRecording.rate)
+        let beforeHeard = await recording.waitUntil(timeout: .seconds(10)) { s in
+            s.count >= rate && louder(660, than: [440, 880], in: s[(s.count - rate / 2)...])
+        }
+        let swapIndex = recording.sampleCount
+        print("routing: 660 Hz heard after \(beforeHeard.samples.count) samples recorded; swap at sample \(swapIndex)")
         await arbiter.setPreferredParticipantForNonMixableAudioRoutes(3)
         let swapped = await eventually(timeout: .seconds(3)) { (try? await pulse.viewsOn(living, arbiter)) == [3] }
-        try await Task.sleep(for: .milliseconds(1500))
+        // After it: 0.4 s to change over, then 0.8 s judged (positions in samples from the swap's own).
+        let afterFrom = swapIndex + rate * 2 / 5, afterTo = swapIndex + rate * 6 / 5
+        let afterRecorded = await recording.waitUntil(timeout: .seconds(10)) { $0.count >= afterTo }
         let samples = recording.stop()
         watch.cancel()
         let most = await watch.value
         XCTAssertTrue(swapped, "only view 3 on the non-mixable sink after the swap")
         XCTAssertEqual(most, 1, "never more than one of our streams on the non-mixable sink (server sampled every 3 ms)")
 
-        let t = Double(swapAt.components.seconds) + Double(swapAt.components.attoseconds) / 1e18
-        let before = dominant(samples, from: t - 1.0, to: t - 0.2)
-        let after = dominant(samples, from: t + 0.4, to: t + 1.2)
+        XCTAssertTrue(beforeHeard.met, "view 2's 660 Hz never dominated the living room within 10 s (\(beforeHeard.samples.count) samples recorded)")
+        XCTAssertTrue(afterRecorded.met, "the recording stopped growing after the swap (\(afterRecorded.samples.count) samples, wanted \(afterTo))")
+        let before = dominant(samples, fromSample: swapIndex - rate * 4 / 5, toSample: swapIndex)
+        let after = dominant(samples, fromSample: afterFrom, toSample: afterTo)
         XCTAssertEqual(before, 660, accuracy: 10, "before the swap the living room hears view 2's 660 Hz")
         XCTAssertEqual(after, 880, accuracy: 10, "after the swap it hears view 3's 880 Hz")
         let flagsAfter = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
@@ -101,13 +117,20 @@ final class RoutingArbiterTests: PulseTestCase {
         XCTAssertTrue(all, "every view plays on the mixable sink: \(onSink)")
         for (view, input) in try await pulse.streams(of: arbiter.instance) { XCTAssertFalse(input.muted, "view \(view)") }
         let recording = try MonitorRecording(sink: speakers)
-        try await Task.sleep(for: .milliseconds(1500))
+        // 440, 660 and 880 Hz are all there; 1100 Hz (view 4, not playing) is not. Judged on the last second
+        // recorded once all three are heard (a cold server starts streams late: wait for the sound, not the time).
+        let tones = RoutingMedia.angles.prefix(4).map(\.tone)
+        func levels(_ s: [Float]) -> [Double] { tones.map { Spectrum.level(s.suffix(48_000), frequency: $0) } }
+        let heard = await recording.waitUntil(timeout: .seconds(10)) { s in
+            guard s.count >= 48_000 else { return false }
+            let l = levels(s)
+            return (0..<3).allSatisfy { l[$0] > 20 * l[3] }
+        }
         let samples = recording.stop()
-        let window = samples[min(samples.count, 12000)..<min(samples.count, 60000)]
-        XCTAssertGreaterThan(window.count, 40000, "recorded the monitor")
-        let levels = RoutingMedia.angles.prefix(4).map { Spectrum.level(window, frequency: $0.tone) }
-        // 440, 660 and 880 Hz are all there; 1100 Hz (view 4, not playing) is not.
-        for i in 0..<3 { XCTAssertGreaterThan(levels[i], 20 * levels[3], "tone \(RoutingMedia.angles[i].tone) Hz: \(levels)") }
+        XCTAssertGreaterThan(samples.count, 40000, "recorded the monitor")
+        let final = levels(heard.samples)
+        for i in 0..<3 { XCTAssertGreaterThan(final[i], 20 * final[3], "tone \(tones[i]) Hz within 10 s: \(final)") }
+        XCTAssertTrue(heard.met)
         let flags = await arbiter.audioOutputSuppressedDueToNonMixableAudioRoute
         XCTAssertFalse(flags.values.contains(true))
     }

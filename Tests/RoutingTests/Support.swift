@@ -108,58 +108,95 @@ final class PulseFixture: @unchecked Sendable {
 }
 
 /// Records a sink's monitor (mono float32 at 48 kHz) into a file with an in-process GStreamer pipeline
-/// (pulsesrc → filesink; going to NULL closes the file, so nothing buffered is lost).
+/// (pulsesrc → filesink, unbuffered so the file can be read while it grows; going to NULL closes it).
+///
+/// Positions are sample indices, never wall time: on a cold machine PulseAudio may start the record stream (and the
+/// streams it records) a second or more after PLAYING, so "1.5 s after the recording started" says nothing about
+/// what was heard. Tests wait for the sound itself (`waitUntil`) and mark events by `sampleCount`.
 final class MonitorRecording {
     static let rate = 48_000.0
     let path: String
     private let pipeline: Pipeline
-    private(set) var started = ContinuousClock.now
 
     init(sink: String) throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("routing-\(UUID().uuidString).f32").path
         pipeline = try Pipeline.parseLaunch("""
             pulsesrc device=\(sink).monitor buffer-time=20000 latency-time=10000 ! \
-            audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink location=\(path)
+            audio/x-raw,format=F32LE,channels=1,rate=48000 ! filesink buffer-mode=unbuffered location=\(path)
             """)
         try pipeline.setState(.playing)
         // pulsesrc is live: PLAYING is reached without preroll, so this answers at once unless the source failed.
         let reached = try pipeline.waitForState(timeout: .seconds(5))
         guard reached == .playing else { throw TestFailure("recording \(sink).monitor: the pipeline is \(reached), not PLAYING") }
-        started = ContinuousClock.now
+    }
+
+    /// Everything recorded so far (a partial sample at the end of the file is left for the next read).
+    var samplesSoFar: [Float] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let whole = data.prefix(data.count / 4 * 4)
+        return whole.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// How many samples the file holds now: the position of "now" in the recording, give or take the source's
+    /// 10–30 ms of latency.
+    var sampleCount: Int {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        return size / 4
+    }
+
+    /// Polls the recording every 50 ms until `condition` holds for what was recorded so far, or `timeout` passes;
+    /// the samples of the last poll either way (for the test's assertions and messages).
+    func waitUntil(timeout: Duration, _ condition: ([Float]) -> Bool) async -> (met: Bool, samples: [Float]) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let samples = samplesSoFar
+            if condition(samples) { return (true, samples) }
+            if ContinuousClock.now >= deadline { return (false, samples) }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     func stop() -> [Float] {
         do { try pipeline.setState(.null) } catch { XCTFail("recording \(path): \(error)") }
         defer { try? FileManager.default.removeItem(atPath: path) }
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        return samplesSoFar
     }
 }
 
 /// Spectrum helpers: Goertzel magnitude at one frequency; the dominant frequency in a band (5 Hz steps).
 enum Spectrum {
     static func level(_ x: ArraySlice<Float>, frequency: Double, rate: Double = MonitorRecording.rate) -> Double {
-        let w = 2 * Double.pi * frequency / rate
-        let coefficient = 2 * cos(w)
-        var s1 = 0.0, s2 = 0.0
-        for (i, sample) in x.enumerated() {
-            // Hann window: keeps the 1 s clicks and neighbouring tones from leaking into each other.
-            let hann = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(max(1, x.count - 1)))
-            let s = Double(sample) * hann + coefficient * s1 - s2
-            s2 = s1; s1 = s
-        }
-        return sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(max(1, x.count))
+        goertzel(windowed(x), frequency: frequency, rate: rate)
     }
 
     static func dominant(_ x: ArraySlice<Float>, from low: Double = 200, to high: Double = 2000) -> (frequency: Double, level: Double) {
+        // The window is applied once for the whole scan (361 frequencies over the same samples).
+        let w = windowed(x)
         var best = (frequency: 0.0, level: 0.0)
         var f = low
         while f <= high {
-            let l = level(x, frequency: f)
+            let l = goertzel(w, frequency: f, rate: MonitorRecording.rate)
             if l > best.level { best = (f, l) }
             f += 5
         }
         return best
+    }
+
+    /// Hann window: keeps the 1 s clicks and neighbouring tones from leaking into each other.
+    private static func windowed(_ x: ArraySlice<Float>) -> [Double] {
+        let n = Double(max(1, x.count - 1))
+        return x.enumerated().map { i, sample in Double(sample) * (0.5 - 0.5 * cos(2 * Double.pi * Double(i) / n)) }
+    }
+
+    /// Goertzel magnitude of `x` at one frequency, per sample.
+    private static func goertzel(_ x: [Double], frequency: Double, rate: Double) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / rate)
+        var s1 = 0.0, s2 = 0.0
+        for sample in x {
+            let s = sample + coefficient * s1 - s2
+            s2 = s1; s1 = s
+        }
+        return sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(max(1, x.count))
     }
 
     static func rms(_ x: ArraySlice<Float>) -> Double {
