@@ -91,23 +91,143 @@ final class LinkFaultTests: XCTestCase {
         let frames = (host: try MemberProcessTests.frames(logs.host), steady: try MemberProcessTests.frames(logs.steady),
                       cut: try MemberProcessTests.frames(logs.cut))
         for (name, list) in [("host view 1", frames.host), ("steady member", frames.steady), ("cut member", frames.cut)] {
-            let during = list.map(\.renderClockNs).filter { $0 >= cutAt && $0 <= droppedAt }.sorted()
-            let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
-            let edges = [(during.first ?? droppedAt) - cutAt, droppedAt - (during.last ?? cutAt)]
-            let worst = (gaps + edges).max() ?? 0
-            print(String(format: "%@: %d frames between the cut and the drop, longest gap %.1f ms", name, during.count,
-                         Double(worst) / 1e6))
-            XCTAssertLessThan(worst, 1_000_000_000, "\(name): longest stretch without a frame between the cut and the"
-                              + " drop \(Double(worst) / 1e6) ms (\(during.count) frames in \(Double(droppedAt - cutAt) / 1e6) ms)")
+            Self.assertRendered(list, name, from: cutAt, to: droppedAt, "between the cut and the drop")
         }
         // Back in the group: the cut member's frames against the host's, same media time, rendered after the rejoin.
-        let skews = MemberProcessTests.skews(member: frames.cut.filter { $0.renderClockNs > rejoinedAt },
-                                             host: frames.host.filter { $0.renderClockNs > rejoinedAt }, after: 0)
-        XCTAssertGreaterThanOrEqual(skews.count, 10, "frames both rendered after the rejoin")
+        Self.assertAligned(frames.cut, with: frames.host, after: rejoinedAt, "the rejoin")
+    }
+
+    /// The net clock alone goes silent (its UDP relay killed; the control channel, relayed apart, lives on): that
+    /// member is suspended (`coordinatedPlaybackNotPossible`) and plays on by itself, the host keeps it, the group
+    /// moves without it; once the clock answers again its view rejoins and renders the group's frames with the host's.
+    func testANetClockThatStopsAnsweringSuspendsOnlyThatMemberUntilItIsBack() async throws {
+        let namespace = try NetworkNamespace()
+        let directory = try TemporaryDirectory()
+        let logs = (host: directory.path("host.json"), member: directory.path("member.json"))
+        let (host, port) = try await startHost(directory, renderLog: logs.host)
+        guard let range = host.stderr.range(of: #"net clock on UDP port (\d+)"#, options: .regularExpression),
+              let clockPort = Int(host.stderr[range].split(separator: " ").last ?? "") else {
+            throw TestFailure("host: no net clock port in \(host.stderr)")
+        }
+        // Inside the namespace, 127.0.0.1 → the host's side of the veth pair: TCP and UDP by separate relays (no delay).
+        func relay(_ kind: String, _ port: Int, _ log: String) async throws -> Process {
+            try await startReady(namespace.launcher + ["python3", Self.relay, "--listen", "127.0.0.1", "--target",
+                                                       namespace.hostAddress, "--\(kind)", "\(port)", "--delay-ms", "0",
+                                                       "--jitter-ms", "0"], log: directory.path(log))
+        }
+        _ = try await relay("tcp", port, "relay-tcp.log")
+        let clockRelay = try await relay("udp", clockPort, "relay-udp.log")
+        let member = try SessionProcess("member", ["join", "127.0.0.1:\(port)", "--token", token, "--headless", "--no-audio",
+                                                   "--name", "member", "--render-log", logs.member, Self.angle1],
+                                        directory: directory, launcher: namespace.launcher)
+        try await host.waitForLine(containing: "group session: m1.view1 joined item multiview-event", timeout: .seconds(30))
+        try await member.waitForPlaying(1, timeout: .seconds(30))
+
+        stopTool(clockRelay)
+        let silentAt = monotonicNow()
+        try await member.waitForLine(containing: "no answer from the host's net clock for", timeout: .seconds(20))
+        try await member.waitForLine(containing: "group: view1 suspended (coordinatedPlaybackNotPossible)", timeout: .seconds(10))
+        let suspendedAt = monotonicNow()
+        XCTAssertGreaterThanOrEqual(suspendedAt - silentAt, 2_000_000_000, "suspended after the clock's silence limit, not at once")
+        try await host.waitForLine(containing: "group session: m1.view1 suspensions: coordinatedPlaybackNotPossible",
+                                   timeout: .seconds(10))
+        // The group moves on without the suspended view, and the host keeps the member (its control channel lives).
+        host.send("seek 2")
+        try await host.waitForLine(containing: "group: view1 time jumped to 2.000 s by view1", timeout: .seconds(20))
+        let movedAt = monotonicNow()
+        // The fault lasts 1.2 s more (a duration chosen, not an event awaited): the member's own timeline meanwhile.
+        try await Task.sleep(for: .milliseconds(1200))
+        let clockBackAt = monotonicNow()
+        _ = try await relay("udp", clockPort, "relay-udp-again.log")
+        try await member.waitForLine(containing: "the views rejoin the group", timeout: .seconds(20))
+        try await member.waitForLine(containing: "group: view1 suspension ended (coordinatedPlaybackNotPossible)", timeout: .seconds(10))
+        try await host.waitForLine(containing: "group session: m1.view1 suspensions: none", timeout: .seconds(10))
+        let resyncedAt = monotonicNow()
+        let lines = member.stdout.split(separator: "\n").count
+        try await member.waitFor("three status lines playing after the rejoin", timeout: .seconds(20)) { out, _ in
+            let all = out.split(separator: "\n")
+            return all.count >= lines + 3 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
+        }
+        XCTAssertFalse(host.stderr.contains("dropped"), "the host kept the member: \(host.stderr.suffix(2000))")
+
+        member.send("q")
+        let status = try await member.waitForExit(timeout: .seconds(20))
+        XCTAssertEqual(status, 0, String(member.stderr.suffix(2000)))
+        host.send("end")
+        let hostStatus = try await host.waitForExit(timeout: .seconds(20))
+        XCTAssertEqual(hostStatus, 0, String(host.stderr.suffix(2000)))
+
+        let frames = (host: try MemberProcessTests.frames(logs.host), member: try MemberProcessTests.frames(logs.member))
+        Self.assertRendered(frames.host, "host view 1", from: silentAt, to: movedAt, "while the member's clock was silent")
+        Self.assertRendered(frames.member, "suspended member", from: silentAt, to: movedAt, "while its clock was silent")
+        // Meanwhile it kept its own timeline: after the group's seek to 2 s it still showed later media times.
+        let apart = Self.mediaOffsets(frames.member, against: frames.host, from: movedAt + 300_000_000, to: clockBackAt)
+        XCTAssertFalse(apart.isEmpty, "member frames rendered between the group's seek and the clock's return")
+        XCTAssertGreaterThan(apart.map(abs).min() ?? 0, 1_000_000_000,
+                             "the group's seek skipped the suspended member (media offsets \(apart.prefix(5)) ns)")
+        // A second after the resync the member has caught up with the group's new timeline.
+        Self.assertAligned(frames.member, with: frames.host, after: resyncedAt + 1_000_000_000, "the clock came back")
+    }
+
+    // MARK: Helpers
+
+    private static let relay = repoRoot.appendingPathComponent("Scripts/lib/delay-relay.py").path
+    private var background: [Process] = []
+
+    override func tearDown() {
+        for process in background { stopTool(process) }
+        background = []
+    }
+
+    /// Starts a helper in the background (killed in tearDown) and waits for "ready" in its output file.
+    private func startReady(_ arguments: [String], log: String) async throws -> Process {
+        let process = try startTool(arguments, output: log)
+        background.append(process)
+        guard await eventually(timeout: .seconds(20), {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("ready")
+        }) else {
+            throw TestFailure("\(arguments.joined(separator: " ")) not ready within 20 s: "
+                              + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
+        }
+        return process
+    }
+
+    /// `frames` were rendered all through `from…to`: no stretch without a frame over 1 s (a frozen view has seconds).
+    private static func assertRendered(_ frames: [MemberProcessTests.Frame], _ name: String, from: UInt64, to: UInt64,
+                                       _ when: String, file: StaticString = #filePath, line: UInt = #line) {
+        let during = frames.map(\.renderClockNs).filter { $0 >= from && $0 <= to }.sorted()
+        let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
+        let edges = [(during.first ?? to) - from, to - (during.last ?? from)]
+        let worst = (gaps + edges).max() ?? 0
+        print(String(format: "%@: %d frames %@, longest gap %.1f ms", name, during.count, when, Double(worst) / 1e6))
+        XCTAssertLessThan(worst, 1_000_000_000, "\(name): longest stretch without a frame \(when): \(Double(worst) / 1e6) ms"
+                          + " (\(during.count) frames in \(Double(to - from) / 1e6) ms)", file: file, line: line)
+    }
+
+    /// For each member frame rendered in `from…to`: its media time − the media time of the host frame rendered
+    /// nearest to it (ns).
+    private static func mediaOffsets(_ member: [MemberProcessTests.Frame], against host: [MemberProcessTests.Frame],
+                                     from: UInt64, to: UInt64) -> [Int64] {
+        let hostFrames = host.sorted { $0.renderClockNs < $1.renderClockNs }
+        guard !hostFrames.isEmpty else { return [] }
+        return member.filter { $0.renderClockNs >= from && $0.renderClockNs <= to }.map { frame in
+            let nearest = hostFrames.min { a, b in
+                a.renderClockNs.distance(to: frame.renderClockNs).magnitude < b.renderClockNs.distance(to: frame.renderClockNs).magnitude
+            }!
+            return Int64(frame.mediaTimeNs) - Int64(nearest.mediaTimeNs)
+        }
+    }
+
+    /// The member's frames against the host's, same media time, both rendered after `after`: within 20 ms.
+    private static func assertAligned(_ member: [MemberProcessTests.Frame], with host: [MemberProcessTests.Frame],
+                                      after: UInt64, _ event: String, file: StaticString = #filePath, line: UInt = #line) {
+        let skews = MemberProcessTests.skews(member: member.filter { $0.renderClockNs > after },
+                                             host: host.filter { $0.renderClockNs > after }, after: 0)
+        XCTAssertGreaterThanOrEqual(skews.count, 10, "frames both rendered after \(event)", file: file, line: line)
         let sorted = skews.map(abs).sorted()
         let worst = sorted.last ?? 0
-        print(String(format: "rejoined member vs host render skew over %d frames: median %.3f ms, max %.3f ms",
+        print(String(format: "member vs host render skew after %@ over %d frames: median %.3f ms, max %.3f ms", event,
                      sorted.count, Double(sorted.isEmpty ? 0 : sorted[sorted.count / 2]) / 1e6, Double(worst) / 1e6))
-        XCTAssertLessThan(worst, 20_000_000, "after the rejoin the member renders within 20 ms of the host")
+        XCTAssertLessThan(worst, 20_000_000, "after \(event) the member renders within 20 ms of the host", file: file, line: line)
     }
 }
