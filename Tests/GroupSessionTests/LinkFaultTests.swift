@@ -132,17 +132,26 @@ final class LinkFaultTests: XCTestCase {
         try await host.waitForLine(containing: "group session: m1.view1 suspensions: coordinatedPlaybackNotPossible",
                                    timeout: .seconds(10))
         // The group moves on without the suspended view, and the host keeps the member (its control channel lives).
+        let before = Self.positions(host.stdout).last ?? 0
         host.send("seek 2")
         try await host.waitForLine(containing: "group: view1 time jumped to 2.000 s by view1", timeout: .seconds(20))
         let movedAt = monotonicNow()
-        // The fault lasts 1.2 s more (a duration chosen, not an event awaited): the member's own timeline meanwhile.
-        try await Task.sleep(for: .milliseconds(1200))
+        try await host.waitFor("a status line showing the seek back", timeout: .seconds(20)) { out, _ in
+            (Self.positions(out).last ?? before) < before
+        }
+        // The fault lasts 1 s more (a duration chosen, not an event awaited): the member's own timeline meanwhile.
+        try await Task.sleep(for: .seconds(1))
         let clockBackAt = monotonicNow()
+        let joinedLine = "group: view1 joined the group's timeline"
+        let joinedBefore = member.stderr.components(separatedBy: joinedLine).count
         _ = try await relay("udp", clockPort, "relay-udp-again.log")
         try await member.waitForLine(containing: "the views rejoin the group", timeout: .seconds(20))
         try await member.waitForLine(containing: "group: view1 suspension ended (coordinatedPlaybackNotPossible)", timeout: .seconds(10))
         try await host.waitForLine(containing: "group session: m1.view1 suspensions: none", timeout: .seconds(10))
-        let resyncedAt = monotonicNow()
+        try await member.waitFor("\"\(joinedLine)\" after the clock came back", timeout: .seconds(20)) { _, err in
+            err.components(separatedBy: joinedLine).count > joinedBefore
+        }
+        let rejoinedAt = monotonicNow()
         let lines = member.stdout.split(separator: "\n").count
         try await member.waitFor("three status lines playing after the rejoin", timeout: .seconds(20)) { out, _ in
             let all = out.split(separator: "\n")
@@ -161,12 +170,13 @@ final class LinkFaultTests: XCTestCase {
         Self.assertRendered(frames.host, "host view 1", from: silentAt, to: movedAt, "while the member's clock was silent")
         Self.assertRendered(frames.member, "suspended member", from: silentAt, to: movedAt, "while its clock was silent")
         // Meanwhile it kept its own timeline: after the group's seek to 2 s it still showed later media times.
-        let apart = Self.mediaOffsets(frames.member, against: frames.host, from: movedAt + 300_000_000, to: clockBackAt)
+        let jump = Self.firstJumpBack(frames.host, after: silentAt) ?? clockBackAt
+        let apart = Self.mediaOffsets(frames.member, against: frames.host, from: jump, to: clockBackAt)
         XCTAssertFalse(apart.isEmpty, "member frames rendered between the group's seek and the clock's return")
         XCTAssertGreaterThan(apart.map(abs).min() ?? 0, 1_000_000_000,
                              "the group's seek skipped the suspended member (media offsets \(apart.prefix(5)) ns)")
-        // A second after the resync the member has caught up with the group's new timeline.
-        Self.assertAligned(frames.member, with: frames.host, after: resyncedAt + 1_000_000_000, "the clock came back")
+        // Once it joined again it renders the group's new timeline with the host.
+        Self.assertAligned(frames.member, with: frames.host, after: rejoinedAt, "the clock came back")
     }
 
     // MARK: Helpers
@@ -202,6 +212,22 @@ final class LinkFaultTests: XCTestCase {
         print(String(format: "%@: %d frames %@, longest gap %.1f ms", name, during.count, when, Double(worst) / 1e6))
         XCTAssertLessThan(worst, 1_000_000_000, "\(name): longest stretch without a frame \(when): \(Double(worst) / 1e6) ms"
                           + " (\(during.count) frames in \(Double(to - from) / 1e6) ms)", file: file, line: line)
+    }
+
+    /// Each status line's position in whole seconds ("PLAYING 0:05/0:24" → 5).
+    private static func positions(_ stdout: String) -> [Int] {
+        stdout.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: #"PLAYING (\d+):(\d\d)/"#, options: .regularExpression) else { return nil }
+            let parts = line[range].dropFirst("PLAYING ".count).dropLast().split(separator: ":")
+            guard parts.count == 2, let minutes = Int(parts[0]), let seconds = Int(parts[1]) else { return nil }
+            return minutes * 60 + seconds
+        }
+    }
+
+    /// The render instant of the first frame after `after` whose media time is before its predecessor's (a seek back).
+    private static func firstJumpBack(_ frames: [MemberProcessTests.Frame], after: UInt64) -> UInt64? {
+        let ordered = frames.filter { $0.renderClockNs >= after }.sorted { $0.renderClockNs < $1.renderClockNs }
+        return zip(ordered.dropFirst(), ordered).first { $0.mediaTimeNs < $1.mediaTimeNs }?.0.renderClockNs
     }
 
     /// For each member frame rendered in `from…to`: its media time − the media time of the host frame rendered
