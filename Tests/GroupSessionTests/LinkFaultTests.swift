@@ -5,8 +5,8 @@ import XCTest
 /// Faults of the network itself, with real processes and a real network stack: a member in a network namespace of
 /// its own (`NetworkNamespace`, a veth pair) whose link is cut with `ip link set … down` and restored. The host
 /// (one view, audio to the test's PulseAudio) listens on every interface; a second member stays on loopback.
-/// Members play without audio (`--no-audio`: a member's pulsesink on the net client clock is netsync's open issue,
-/// not the faults tested here). Every wait is on an output line, with deadlines generous for a cold, loaded machine.
+/// Members play without audio (`--no-audio`: fewer streams on two busy cores; what members hear is
+/// MemberProcessTests' and Scripts/bench-network's concern, not these faults'). Every wait is on an output line, with deadlines generous for a cold, loaded machine.
 final class LinkFaultTests: XCTestCase {
     private let token = "fa0175fa0175fa0175fa0175fa0175fa"
     private static let angle1 = repoRoot.appendingPathComponent("Media/angle1-wide.mp4").path
