@@ -21,6 +21,9 @@ PLAY_S = 12.0         # played before the seek, and again after it
 SEEK_TO_S = 2.0
 START_MARGIN_S = 1.0  # raw members restart at seek instant + this
 PAIR_WINDOW_S = 0.5
+# The null sink's channels (Scripts/bench-network): member k plays into remap sink mvnet_mk, routed to channel k.
+CHANNEL_MAP = ["front-left", "front-right", "rear-left", "rear-right", "front-center", "lfe", "side-left", "side-right"]
+CHANNELS = len(CHANNEL_MAP)
 CLOCK_PROBE_S = 15
 # Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
 CLOCK_SETTINGS = [
@@ -52,6 +55,31 @@ def percentile(values, q):
     return ordered[rank]
 
 
+def media(k):
+    """Member k's file: the four bundled angles in turn (members 5-8 play those of 1-4 again)."""
+    return MEDIA[(k - 1) % len(MEDIA)]
+
+
+# Scripts/lib/netns.sh's names and addresses (its MV_NETNS_PREFIX / MV_NETNS_OCTET: two benches at once stay apart).
+NETNS_PREFIX = os.environ.get("MV_NETNS_PREFIX", "mvnet")
+NETNS_OCTET = int(os.environ.get("MV_NETNS_OCTET", "77"))
+
+
+def namespace(k):
+    return f"{NETNS_PREFIX}-{k}"
+
+
+def host_address(k):
+    """This (the host's) side of member k's veth pair: what member k dials."""
+    return f"10.{NETNS_OCTET}.{k}.1"
+
+
+def load():
+    """The machine's load averages (1, 5, 15 min): the machine is shared, every row says how busy it was."""
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
 def summary(values):
     return {"n": len(values), "p50": percentile(values, 50), "p99": percentile(values, 99),
             "max": max(values) if values else None}
@@ -66,7 +94,7 @@ class Bench:
 
     def relay(self, k, udp=(), tcp=()):
         """A delay relay on 10.77.k.1 (host namespace) forwarding to the host's 127.0.0.1 ports."""
-        command = ["python3", "Scripts/lib/delay-relay.py", "--listen", f"10.77.{k}.1", "--delay-ms",
+        command = ["python3", "Scripts/lib/delay-relay.py", "--listen", f"{host_address(k)}", "--delay-ms",
                    str(self.delay_ms), "--jitter-ms", str(self.jitter_ms), "--seed", str(k)]
         command += [a for p in udp for a in ("--udp", str(p))] + [a for p in tcp for a in ("--tcp", str(p))]
         if subprocess.run(["chrt", "-f", "20", "true"], capture_output=True).returncode == 0:
@@ -82,13 +110,13 @@ class Bench:
     def member(self, k, tag, args):
         """One netclock-baseline member in namespace mvnet-k, its audio on channel k."""
         env = dict(os.environ, PULSE_SINK=f"mvnet_m{k}")
-        command = ["ip", "netns", "exec", f"mvnet-{k}", f"{self.binary_dir}/netclock-baseline", "play",
-                   "--media", MEDIA[k - 1], "--record", str(self.out / f"render-{tag}-{k}.csv"), *args]
+        command = ["ip", "netns", "exec", namespace(k), f"{self.binary_dir}/netclock-baseline", "play",
+                   "--media", media(k), "--record", str(self.out / f"render-{tag}-{k}.csv"), *args]
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=self.log, text=True)
 
     def record(self, seconds, path):
         return subprocess.Popen(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
-                                 "--channels=4", "--channel-map=front-left,front-right,rear-left,rear-right", "--device=mvnet.monitor", str(path)], stderr=self.log)
+                                 f"--channels={CHANNELS}", "--channel-map=" + ",".join(CHANNEL_MAP), "--device=mvnet.monitor", str(path)], stderr=self.log)
 
     def run_baseline(self, side, n):
         """raw-netclock or uncoordinated: n netclock-baseline members."""
@@ -111,7 +139,7 @@ class Bench:
             draw = random.Random(n)
             for k in range(1, n + 1):
                 if side == "raw-netclock":
-                    clock, start, seek = f"10.77.{k}.1:{port}", base, seek_at
+                    clock, start, seek = f"{host_address(k)}:{port}", base, seek_at
                 else:
                     # Uncoordinated members act when a "play" / "seek" command sent to all at one instant reaches
                     # them: after one relayed trip each (DELAY ± JITTER), on one kernel clock.
@@ -154,7 +182,7 @@ class Bench:
     def audible(self, path, n, side, recorded_from, seek_at):
         """Click spread (ms) over every click heard on all n channels, and over those heard after the seek."""
         data = clicks.read_s16le(path)
-        found = [clicks.clicks(data[c::4]) for c in range(n)]
+        found = [clicks.clicks(data[c::CHANNELS]) for c in range(n)]
         for c, f in enumerate(found):
             if len(f) < 5:
                 raise BenchError(f"{side} ({n}): member {c + 1} heard {len(f)} clicks on its channel")
@@ -209,8 +237,8 @@ class Bench:
         try:
             for k, (name, flags) in enumerate(settings, 1):
                 helpers.append(self.relay(k, udp=[port]))
-                probes.append(subprocess.Popen(["ip", "netns", "exec", f"mvnet-{k}", f"{self.binary_dir}/netclock-baseline",
-                                                "probe", "--clock", f"10.77.{k}.1:{port}", "--seconds", str(seconds),
+                probes.append(subprocess.Popen(["ip", "netns", "exec", namespace(k), f"{self.binary_dir}/netclock-baseline",
+                                                "probe", "--clock", f"{host_address(k)}:{port}", "--seconds", str(seconds),
                                                 *flags], stdout=subprocess.PIPE, stderr=self.log, text=True))
             rows = []
             for (name, flags), p in zip(settings, probes):
@@ -259,14 +287,14 @@ class Bench:
                 raise BenchError(f"coordinated ({n}): multiview host did not report its session and clock ports")
             threading.Thread(target=lambda: [self.log.write(f"[host] {l}") for l in host.stdout], daemon=True).start()
             for k in range(1, n + 1):
-                relay = subprocess.Popen(["ip", "netns", "exec", f"mvnet-{k}", "python3", "Scripts/lib/delay-relay.py",
-                                          "--listen", "127.0.0.1", "--target", f"10.77.{k}.1", "--udp", str(clock_port),
+                relay = subprocess.Popen(["ip", "netns", "exec", namespace(k), "python3", "Scripts/lib/delay-relay.py",
+                                          "--listen", "127.0.0.1", "--target", f"{host_address(k)}", "--udp", str(clock_port),
                                           "--tcp", str(port), "--delay-ms", str(self.delay_ms), "--jitter-ms",
                                           str(self.jitter_ms), "--seed", str(k)],
                                          stdout=subprocess.PIPE, stderr=self.log, text=True)
                 helpers.append(relay)
                 if relay.stdout.readline().strip() != "ready":
-                    raise BenchError(f"coordinated ({n}): relay in mvnet-{k} did not start")
+                    raise BenchError(f"coordinated ({n}): relay in {namespace(k)} did not start")
             path = self.out / f"{tag}.raw"
             recorder, recorded_from = self.record(None, path), time.monotonic_ns()
             time.sleep(0.5)
@@ -274,9 +302,9 @@ class Bench:
             for k in range(1, n + 1):
                 env = dict(os.environ, PULSE_SINK=f"mvnet_m{k}")
                 members.append(subprocess.Popen(
-                    ["ip", "netns", "exec", f"mvnet-{k}", binary, "join", f"127.0.0.1:{port}", "--token", token,
+                    ["ip", "netns", "exec", namespace(k), binary, "join", f"127.0.0.1:{port}", "--token", token,
                      "--headless", "--name", f"m{k}", "--duration", str(total_s),
-                     "--render-log", str(self.out / f"render-{tag}-{k}.json"), MEDIA[k - 1]],
+                     "--render-log", str(self.out / f"render-{tag}-{k}.json"), media(k)],
                     env=env, stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True))
             time.sleep(PLAY_S)
             seek_at = time.monotonic_ns()
@@ -347,10 +375,12 @@ def main():
             clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
     rows = []
     for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
-        for side in ("raw-netclock", "uncoordinated"):
+        for side in ("raw-netclock", "uncoordinated", "coordinated"):
             print(f"... {side}, {n} members", file=sys.stderr, flush=True)
-            rows.append(bench.run_baseline(side, n))
-        rows.append(bench.coordinated(n))
+            before = load()
+            row = bench.coordinated(n) if side == "coordinated" else bench.run_baseline(side, n)
+            row["load_before"], row["load_after"] = before, load()
+            rows.append(row)
     result = {"delay_ms": args.delay_ms, "jitter_ms": args.jitter_ms, "clock": clock_rows, "rows": rows}
     (pathlib.Path(args.out) / "network.json").write_text(json.dumps(result, indent=1))
     if clock_rows:
@@ -367,7 +397,7 @@ def main():
           f"(ms; audible = click onsets on the members' channels, video = render instants on CLOCK_MONOTONIC)")
     print(f"{'row':<15}{'n':>3} {'audible p50':>11} {'p99':>7} {'max':>7} {'clicks':>6}  {'video p50':>9} {'p99':>7}"
           f" {'max':>7}  {'after seek: audible p99':>23} {'video p99':>9}  {'seek→al':>8} {'sync p50':>8} {'rtt':>6}"
-          f" {'join max':>8}")
+          f" {'join max':>8} {'load':>5}")
     for r in rows:
         if "not_run" in r:
             print(f"{r['side']:<15}{r['members']:>3}  not run: {r['not_run']}")
@@ -379,11 +409,13 @@ def main():
               f"{fmt(r['video_after_seek_ms'], 'p99'):>9}  {seek:>8} "
               f"{fmt(r['clock_sync_ms']) if r['clock_sync_ms'] else '-':>8} "
               f"{fmt(r['rtt_average_ms']) if r['rtt_average_ms'] else '-':>6} "
-              f"{fmt(r['join_to_first_frame_ms'], 'max') if r.get('join_to_first_frame_ms') else '-':>8}")
+              f"{fmt(r['join_to_first_frame_ms'], 'max') if r.get('join_to_first_frame_ms') else '-':>8} "
+              f"{r['load_after'][0]:>5.1f}")
     print("seek→al = seek instant → the last member's first frame after it; sync = member start → net clock synced;"
           " join max = member launch → its first frame (coordinated). raw/uncoordinated video on CLOCK_MONOTONIC,"
           " coordinated video on each member's net clock (its render log)")
-    print("goals: audible and video p99 < 1 ms across hosts; join → aligned < 1.5 s")
+    print("load = the 1-minute load average at the row's end (2 cores; the machine is shared)")
+    print("goals: audible and video p99 < 1 ms across hosts; join → aligned < 1.5 s; 8 members × one view: p99 < 2 ms")
 
 
 if __name__ == "__main__":

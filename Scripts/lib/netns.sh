@@ -9,7 +9,10 @@
 #   mv_netns_host_address N              # 10.77.N.1: the address members of mvnet-N dial
 #   mv_netns_destroy N                   # removes mvnet-N and its veth pair (idempotent)
 
+# MV_NETNS_PREFIX / MV_NETNS_OCTET (defaults mvnet, 77) rename the namespaces and move the addresses to
+# 10.OCTET.N.0/24, so two runs on one machine (another worktree's bench) do not take each other's namespaces.
 MV_NETNS_PREFIX=${MV_NETNS_PREFIX:-mvnet}
+MV_NETNS_OCTET=${MV_NETNS_OCTET:-77}
 
 mv_netns_supported() {
   command -v ip >/dev/null 2>&1 || { MV_NETNS_REASON="iproute2 (ip) is not installed"; return 1; }
@@ -28,8 +31,8 @@ mv_netns_supported() {
 }
 
 mv_netns_name() { printf '%s-%s' "$MV_NETNS_PREFIX" "$1"; }
-mv_netns_host_address() { printf '10.77.%s.1' "$1"; }
-mv_netns_member_address() { printf '10.77.%s.2' "$1"; }
+mv_netns_host_address() { printf '10.%s.%s.1' "$MV_NETNS_OCTET" "$1"; }
+mv_netns_member_address() { printf '10.%s.%s.2' "$MV_NETNS_OCTET" "$1"; }
 
 mv_netns_create() {
   local n=$1 ns host

@@ -123,8 +123,12 @@ public actor MemberSession {
             do {
                 let link = try await Self.connect(host: host, port: port, token: token, name: name, log: log)
                 current = link
+                let previousGuard = clockGuard
                 clockGuard = nil
                 try await stage?.move(to: link.medium)
+                // Suspensions the old link's guard holds end now, through the new medium: left held, a view
+                // would stay detached from the group for good.
+                await previousGuard?.stop()
                 startGuard()
                 noticeContinuation.yield(.rejoined(link.welcome.memberID))
                 watch(link)

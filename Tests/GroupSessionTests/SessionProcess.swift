@@ -14,14 +14,15 @@ final class SessionProcess: @unchecked Sendable {
     let stderrPath: String
     let name: String
 
-    init(_ name: String, _ arguments: [String], directory: TemporaryDirectory) throws {
+    /// `launcher`: a command prefix the binary runs under (`NetworkNamespace.launcher`: inside a namespace).
+    init(_ name: String, _ arguments: [String], directory: TemporaryDirectory, launcher: [String] = []) throws {
         self.name = name
         stdoutPath = directory.path("\(name).stdout")
         stderrPath = directory.path("\(name).stderr")
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Self.binary)
+        process.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [Self.binary] + arguments
         process.standardInput = input
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
