@@ -39,39 +39,16 @@ public final class CoordinatedStage: StageCoordination, Sendable {
     }
 
     public func label(for player: Player) async -> String? {
-        guard let coordination = coordination(for: player) else { return nil }
-        let reasons = await coordination.coordinator.suspensionReasons
-        if !reasons.isEmpty { return "suspended: " + reasons.map(\.rawValue).joined(separator: ", ") }
-        let status = await player.currentStatus
-        if status.waitingToPlay == .waitingForCoordinatedPlayback { return "waiting" }
-        return status.state == .playing ? "playing" : status.state.description.lowercased()
+        await coordination(for: player)?.stageLabel()
     }
 
-    /// "What happened?": suspend this view, go back 5 s, play at 2× until it has caught up with the group,
-    /// end the suspension (it rejoins at the group's time and rate). The other views never pause.
+    /// "What happened?" (`PlayerCoordination.whatHappened`), waiting on the medium's wait clock and reading the
+    /// group's time on its pipelines' clock.
     public func whatHappened(_ player: Player) async throws {
         guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
-        let coordinator = coordination.coordinator
-        let suspension = await coordinator.beginSuspension(for: .whatHappened)
-        do {
-            let now = await player.position ?? .zero
-            let back = ClockTime.seconds(max(0, now.seconds - 5))
-            try await player.seekLocally(to: back)
-            try await player.setRateLocally(2.0)
-            try await player.playLocally()
-            // Checks every 50 ms, for up to 30 s, on the medium's wait clock.
-            let elapsed = stopwatch(on: medium.waitClock)
-            while elapsed() < .seconds(30) {
-                let group = await medium.groupState(for: coordinator.itemIdentifier)
-                let groupTime = group?.mediaTime(at: medium.pipelineTime.time) ?? .zero
-                let mine = await player.position ?? .zero
-                if mine >= groupTime || group?.isPlaying != true { break }
-                try await medium.waitClock.sleep(for: .milliseconds(50))
-            }
-        } catch {
-            try? await suspension.end()
-            throw error
+        let medium = self.medium
+        try await coordination.whatHappened(waitClock: medium.waitClock) { item in
+            (await medium.groupState(for: item), medium.pipelineTime.time)
         }
-        try await suspension.end()
     }
 }

@@ -59,36 +59,16 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
     }
 
     public func label(for player: Player) async -> String? {
-        guard let coordination = coordination(for: player) else { return nil }
-        let reasons = await coordination.coordinator.suspensionReasons
-        if !reasons.isEmpty { return "suspended: " + reasons.map(\.rawValue).joined(separator: ", ") }
-        let status = await player.currentStatus
-        if status.waitingToPlay == .waitingForCoordinatedPlayback { return "waiting" }
-        return status.state == .playing ? "playing" : status.state.description.lowercased()
+        await coordination(for: player)?.stageLabel()
     }
 
-    /// "What happened?" on a member's view: suspended, 5 s back at 2× until it reaches the group's time (on the
-    /// shared clock), then it rejoins. The other views, here and elsewhere, never pause.
+    /// "What happened?" on a member's view (`PlayerCoordination.whatHappened`): the group's time is read from the
+    /// current medium at each check, on its shared clock. The other views, here and elsewhere, never pause.
     public func whatHappened(_ player: Player) async throws {
         guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
-        let coordinator = coordination.coordinator
-        let suspension = await coordinator.beginSuspension(for: .whatHappened)
-        do {
-            let now = await player.position ?? .zero
-            try await player.seekLocally(to: ClockTime.seconds(max(0, now.seconds - 5)))
-            try await player.setRateLocally(2.0)
-            try await player.playLocally()
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                let group = await medium.groupState(for: itemIdentifier)
-                let groupTime = group?.mediaTime(at: medium.clock.time) ?? .zero
-                if await player.position ?? .zero >= groupTime || group?.isPlaying != true { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        } catch {
-            try? await suspension.end()
-            throw error
+        try await coordination.whatHappened(waitClock: ContinuousClock()) { [self] item in
+            let medium = self.medium
+            return (await medium.groupState(for: item), medium.clock.time)
         }
-        try await suspension.end()
     }
 }
