@@ -1,9 +1,32 @@
 import GStreamer
 import Multiview
+import Synchronization
 
-/// What a stage asks of a coordinated view, the same whichever medium carries the group: its tag's label and
-/// "what happened?". `CoordinatedStage` (in process) and `NetworkCoordinatedStage` (a group session's member)
-/// both call these; they differ only in how they read their group's time.
+/// A stage coordination that gives every view a `PlayerCoordination`: `CoordinatedStage` (in process) and
+/// `NetworkCoordinatedStage` (a group session's member). Joining a view, its tag's label and "what happened?" are
+/// then the same whatever medium carries the group; the stages differ only in how they read their group's time.
+public protocol PlayerCoordinatedStage: StageCoordination {
+    /// The view's coordination, nil before the view is attached.
+    func coordination(for player: Player) -> PlayerCoordination?
+}
+
+extension PlayerCoordinatedStage {
+    /// The view's coordination, or `CoordinationError.notConnected` for a view never attached.
+    public func attachedCoordination(for player: Player) throws -> PlayerCoordination {
+        guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
+        return coordination
+    }
+
+    public func join(_ player: Player) async throws {
+        try await attachedCoordination(for: player).coordinator.join()
+    }
+
+    public func label(for player: Player) async -> String? {
+        await coordination(for: player)?.stageLabel()
+    }
+}
+
+/// What a stage asks of a coordinated view: its tag's label and "what happened?".
 extension PlayerCoordination {
     /// The view's coordination state for its tag: its suspensions, `waiting` while it waits for the group's
     /// start, otherwise the player's state.
@@ -41,5 +64,32 @@ extension PlayerCoordination {
             throw error
         }
         try await suspension.end()
+    }
+}
+
+/// The coordinations of a stage's views, by view number: what `CoordinatedStage` and `NetworkCoordinatedStage`
+/// each keep.
+///
+/// Threading: the table is owned by a `Mutex`; the coordinations themselves are `Sendable`.
+public final class ViewCoordinations: Sendable {
+    private let table = Mutex<[Int: PlayerCoordination]>([:])
+
+    public init() {}
+
+    public subscript(player: Player) -> PlayerCoordination? {
+        table.withLock { $0[player.view.number] }
+    }
+
+    /// Every view's coordination, by view number.
+    public var all: [PlayerCoordination] {
+        table.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Gives `player` a coordination on `medium` under `itemIdentifier` (connected: its commands go to the group).
+    public func attach(_ player: Player, source: MediaSource, itemIdentifier: String,
+                       medium: any CoordinationMedium) async throws {
+        let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: itemIdentifier)
+        try await coordination.coordinate(using: medium)
+        table.withLock { $0[player.view.number] = coordination }
     }
 }
