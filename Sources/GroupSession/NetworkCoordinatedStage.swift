@@ -8,10 +8,10 @@ import Synchronization
 /// `NetworkCoordinationMedium` under the session's item identifier, and *joins* the group (a member adopts the
 /// group's state — time, rate, playing — instead of starting it, as a late joiner does in process).
 ///
-/// Threading: the coordinations live in a `Mutex`-protected table keyed by view number.
-public final class NetworkCoordinatedStage: StageCoordination, Sendable {
+/// Threading: the coordinations live in a `ViewCoordinations` table (a `Mutex`); the current medium in a `Mutex`.
+public final class NetworkCoordinatedStage: PlayerCoordinatedStage, Sendable {
     public let itemIdentifier: String
-    private let coordinations = Mutex<[Int: PlayerCoordination]>([:])
+    private let views = ViewCoordinations()
     /// The medium of the current link to the host (a returning host means a new one: `move(to:)`).
     private let currentMedium: Mutex<NetworkCoordinationMedium>
 
@@ -27,7 +27,7 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
     /// catches up with the group like a late joiner.
     public func move(to medium: NetworkCoordinationMedium) async throws {
         currentMedium.withLock { $0 = medium }
-        for coordination in coordinations.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) {
+        for coordination in views.all {
             await coordination.coordinator.disconnect()
             try await coordination.coordinate(using: medium)
             try await coordination.coordinator.join()
@@ -36,59 +36,25 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
 
     /// Every view's coordinator (the net clock guard suspends them all together).
     public var coordinators: [PlaybackCoordinator] {
-        coordinations.withLock { $0.sorted { $0.key < $1.key }.map(\.value.coordinator) }
+        views.all.map(\.coordinator)
     }
 
-    public func coordination(for player: Player) -> PlayerCoordination? {
-        coordinations.withLock { $0[player.view.number] }
-    }
+    public func coordination(for player: Player) -> PlayerCoordination? { views[player] }
 
     public func attach(_ player: Player, source: MediaSource) async throws {
-        let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: itemIdentifier)
-        try await coordination.coordinate(using: medium)
-        coordinations.withLock { $0[player.view.number] = coordination }
+        try await views.attach(player, source: source, itemIdentifier: itemIdentifier, medium: medium)
     }
 
     public func start(_ players: [Player]) async throws {
         for player in players { try await join(player) }
     }
 
-    public func join(_ player: Player) async throws {
-        guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
-        try await coordination.coordinator.join()
-    }
-
-    public func label(for player: Player) async -> String? {
-        guard let coordination = coordination(for: player) else { return nil }
-        let reasons = await coordination.coordinator.suspensionReasons
-        if !reasons.isEmpty { return "suspended: " + reasons.map(\.rawValue).joined(separator: ", ") }
-        let status = await player.currentStatus
-        if status.waitingToPlay == .waitingForCoordinatedPlayback { return "waiting" }
-        return status.state == .playing ? "playing" : status.state.description.lowercased()
-    }
-
-    /// "What happened?" on a member's view: suspended, 5 s back at 2× until it reaches the group's time (on the
-    /// shared clock), then it rejoins. The other views, here and elsewhere, never pause.
+    /// "What happened?" on a member's view (`PlayerCoordination.whatHappened`): the group's time is read from the
+    /// current medium at each check, on its shared clock. The other views, here and elsewhere, never pause.
     public func whatHappened(_ player: Player) async throws {
-        guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
-        let coordinator = coordination.coordinator
-        let suspension = await coordinator.beginSuspension(for: .whatHappened)
-        do {
-            let now = await player.position ?? .zero
-            try await player.seekLocally(to: ClockTime.seconds(max(0, now.seconds - 5)))
-            try await player.setRateLocally(2.0)
-            try await player.playLocally()
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                let group = await medium.groupState(for: itemIdentifier)
-                let groupTime = group?.mediaTime(at: medium.clock.time) ?? .zero
-                if await player.position ?? .zero >= groupTime || group?.isPlaying != true { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        } catch {
-            try? await suspension.end()
-            throw error
+        try await attachedCoordination(for: player).whatHappened(waitClock: ContinuousClock()) { [self] item in
+            let medium = self.medium
+            return (await medium.groupState(for: item), medium.clock.time)
         }
-        try await suspension.end()
     }
 }

@@ -28,6 +28,22 @@ public enum PlaylistExpansion {
         return result
     }
 
+    /// `expand` on a queue of its own: it reads files and folders, which may block, so never on Swift's cooperative
+    /// threads (a stdin `add` runs there).
+    public static func expandOffPool(_ items: [String]) async throws(PlaylistError) -> Result {
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Swift.Result<Result, PlaylistError>, Never>) in
+            readQueue.async {
+                do throws(PlaylistError) { continuation.resume(returning: .success(try expand(items))) } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Where `expandOffPool` reads; it owns nothing.
+    private static let readQueue = DispatchQueue(label: "multiview.playlist-expansion")
+
     private static func expand(_ item: String, depth: Int, into result: inout Result,
                                fileManager: FileManager) throws(PlaylistError) {
         // Only local paths are looked into; a file:// URL is a local path too.

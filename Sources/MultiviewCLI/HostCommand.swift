@@ -24,11 +24,8 @@ struct Host: AsyncParsableCommand {
     @Flag(name: .long, help: "No window: video to fake sinks.")
     var headless = false
 
-    @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
-    var duration: Double?
-
-    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
-    var noAudio = false
+    @OptionGroup
+    var playOptions: PlayOptions
 
     @Option(name: .long, help: "Item identifier of the group (members' views must play the same item).")
     var itemId: String = "multiview-event"
@@ -49,9 +46,10 @@ struct Host: AsyncParsableCommand {
     func run() async throws {
         let reporter = TerminalReporter()
         let address: SessionAddress
+        let duration: Double?
         do {
             address = try SessionAddress.parse(listen, option: "--listen")
-            if let duration { _ = try StageLimits.duration(duration, input: "--duration \(duration)") }
+            duration = try playOptions.checkedDuration()
         } catch {
             reporter.error("\(error)")
             throw ExitCode(64)
@@ -70,7 +68,7 @@ struct Host: AsyncParsableCommand {
                                             coordinatorFor: { coordinated.coordination(for: $0)?.coordinator })
         let sources = media.map(MediaSource.init)
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
-                                               audio: noAudio ? .fakeSink : nil)
+                                               audio: playOptions.audio)
         configuration.teardown = .leaveToProcessExit
         configuration.coordination = reporting
 

@@ -28,11 +28,8 @@ struct Join: AsyncParsableCommand {
     @Flag(name: .long, help: "No window: video to fake sinks.")
     var headless = false
 
-    @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
-    var duration: Double?
-
-    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
-    var noAudio = false
+    @OptionGroup
+    var playOptions: PlayOptions
 
     @Option(name: .long, help: "Play the host's views N,… (their URIs) instead of MEDIA.")
     var views: String?
@@ -49,9 +46,10 @@ struct Join: AsyncParsableCommand {
     func run() async throws {
         let reporter = TerminalReporter()
         let address: SessionAddress
+        let duration: Double?
         do {
             address = try SessionAddress.parse(self.address, option: "join")
-            if let duration { _ = try StageLimits.duration(duration, input: "--duration \(duration)") }
+            duration = try playOptions.checkedDuration()
         } catch {
             reporter.error("\(error)")
             throw ExitCode(64)
@@ -101,7 +99,7 @@ struct Join: AsyncParsableCommand {
                                             coordinatorFor: { networked.coordination(for: $0)?.coordinator },
                                             labelSuffix: { session.clockLabel })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
-                                               audio: noAudio ? .fakeSink : nil)
+                                               audio: playOptions.audio)
         configuration.teardown = .leaveToProcessExit
         configuration.coordination = reporting
         let stage = Stage(configuration: configuration, reporter: reporter)

@@ -30,14 +30,8 @@ struct Play: AsyncParsableCommand {
     @Flag(name: .long, help: "No window: video to fake sinks, audio to PulseAudio if reachable (automatic without a display).")
     var headless = false
 
-    @Option(name: .long, help: "Stop after this many seconds (more than 0, at most 604800).")
-    var duration: String?
-
-    /// `--duration` as seconds (read as text so that an error line quotes it as typed: `1e309`, not `inf`).
-    private var durationSeconds: Double? { duration.flatMap { Double($0) } }
-
-    @Flag(name: .long, help: "Send audio to fake sinks even when PulseAudio is reachable.")
-    var noAudio = false
+    @OptionGroup
+    var playOptions: PlayOptions
 
     @Option(name: .long, help: "Tile size in the window, WIDTHxHEIGHT (16…7680 x 16…4320). Default: tiles fill the screen.")
     var tile: String?
@@ -76,12 +70,7 @@ struct Play: AsyncParsableCommand {
     /// `viewCount`: the views once folders and playlists are expanded (default: one per argument).
     func inputProblem(viewCount: Int? = nil) -> String? {
         do {
-            if let duration {
-                guard let seconds = Double(duration) else {
-                    throw StageInputError.malformed(input: "--duration \(duration)", expected: "seconds, e.g. 5 or 2.5")
-                }
-                _ = try StageLimits.duration(seconds, input: "--duration \(duration)")
-            }
+            _ = try playOptions.checkedDuration()
             if let tile { do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" } }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
             if let problem = languages.problem() { return problem }
@@ -120,8 +109,8 @@ struct Play: AsyncParsableCommand {
 
         let (width, height) = (tile.flatMap { try? StageLimits.tile($0) }) ?? (480, 270)
         var configuration = StageConfiguration(
-            sources: media.map(MediaSource.init), headless: headless, duration: durationSeconds,
-            audio: noAudio ? .fakeSink : nil, tileWidth: width, tileHeight: height)
+            sources: media.map(MediaSource.init), headless: headless, duration: playOptions.durationSeconds,
+            audio: playOptions.audio, tileWidth: width, tileHeight: height)
         configuration.fitsScreen = tile == nil
         configuration.teardown = .leaveToProcessExit
         configuration.loop = loop
@@ -137,7 +126,7 @@ struct Play: AsyncParsableCommand {
         if let arbiter {
             configuration.routing = arbiter
             // Without PulseAudio the arbiter has said so once; the views play with silent audio sinks.
-            if await !arbiter.hasPulseAudio && !noAudio { configuration.audio = .fakeSink }
+            if await !arbiter.hasPulseAudio && !playOptions.noAudio { configuration.audio = .fakeSink }
         }
         let (remoteCommands, remoteContinuation) = AsyncStream<StageCommand>.makeStream()
         let remote = await remoteControl.start(coordination: coordinatedStage, commands: remoteContinuation,
@@ -146,7 +135,7 @@ struct Play: AsyncParsableCommand {
                                                       reporter: reporter)
         let stage = Stage(configuration: configuration, reporter: reporter)
         // Started just before the stage's own deadline, so it never ends a shutdown that is on time.
-        if let seconds = durationSeconds { reporter.quitRequested(after: seconds) }
+        if let seconds = playOptions.durationSeconds { reporter.quitRequested(after: seconds) }
         // The first SIGINT/SIGTERM ends the stage at once (even while it starts); cancelled when the run is over.
         let signalWatch = Task { for await _ in signals { await stage.endNow() } }
         let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), remoteCommands]))

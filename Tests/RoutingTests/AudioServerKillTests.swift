@@ -12,23 +12,12 @@ import XCTest
 final class AudioServerKillTests: XCTestCase {
     func testViewsKeepPlayingAndStopWhenTheirPulseAudioDaemonIsKilled() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let daemon = try PrivatePulseDaemon()
-        try await daemon.start()
-        let previous = ProcessInfo.processInfo.environment["PULSE_SERVER"]
-        setenv("PULSE_SERVER", daemon.server, 1)
-        defer {
-            if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") }
-            daemon.stop()
-        }
-        let log = AudioEvents()
+        let fixture = try await PulseKillFixture()
+        defer { fixture.tearDown() }
+        let daemon = fixture.daemon, log = fixture.audioEvents
         var players: [Player] = []
-        var readers: [Task<Void, Never>] = []
-        defer { readers.forEach { $0.cancel() } }
         for (number, file) in ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv"].enumerated() {
-            let player = try Player(configuration: PlayerConfiguration(
-                view: ViewIdentity(number: number + 1, name: file), video: .fakeSink, audio: .pulse(device: nil)))
-            let events = await player.events()
-            readers.append(Task { for await e in events { if case .audioOutput(let lost, _) = e { await log.add(lost) } } })
+            let player = try await fixture.player(number: number + 1, file: file)
             try await player.load(MediaSource(RoutingMedia.path(file)))
             players.append(player)
         }

@@ -11,21 +11,11 @@ import XCTest
 final class AudioServerLossTests: XCTestCase {
     func testAViewPlaysOnWhenPulseAudioStopsAndGetsItsStreamBackWhenItReturns() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let daemon = try PrivatePulseDaemon()
-        try await daemon.start()
-        let previous = ProcessInfo.processInfo.environment["PULSE_SERVER"]
-        setenv("PULSE_SERVER", daemon.server, 1)
-        defer {
-            if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") }
-            daemon.stop()
-        }
+        let fixture = try await PulseKillFixture()
+        defer { fixture.tearDown() }
+        let daemon = fixture.daemon, log = fixture.audioEvents
         let client = try await PulseAudioClient.connect(server: daemon.server)
-        let player = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 1, name: "angle1-wide.mp4"),
-                                                                   video: .fakeSink, audio: .pulse(device: nil)))
-        let log = AudioEvents()
-        let events = await player.events()
-        let reader = Task { for await e in events { if case .audioOutput(let lost, _) = e { await log.add(lost) } } }
-        defer { reader.cancel() }
+        let player = try await fixture.player(number: 1, file: "angle1-wide.mp4")
         try await player.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
         try await player.play()
         defer { Task { await player.stop() } }
@@ -130,9 +120,4 @@ actor Outcome {
     private(set) var done = false
     private(set) var error: PulseAudioError?
     func set(_ error: PulseAudioError?) { self.error = error; done = true }
-}
-
-actor AudioEvents {
-    private(set) var values: [Bool] = []
-    func add(_ v: Bool) { values.append(v) }
 }

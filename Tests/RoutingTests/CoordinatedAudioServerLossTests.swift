@@ -12,25 +12,14 @@ import XCTest
 final class CoordinatedAudioServerLossTests: XCTestCase {
     func testCoordinatedViewsKeepPlayingTogetherWhenPulseAudioStopsAndReturns() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let daemon = try PrivatePulseDaemon()
-        try await daemon.start()
-        let previous = ProcessInfo.processInfo.environment["PULSE_SERVER"]
-        setenv("PULSE_SERVER", daemon.server, 1)
-        defer {
-            if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") }
-            daemon.stop()
-        }
+        let fixture = try await PulseKillFixture()
+        defer { fixture.tearDown() }
+        let daemon = fixture.daemon, log = fixture.audioEvents
         let medium = PlaybackCoordinationMedium()
         var views: [PlayerCoordination] = []
-        let log = AudioEvents()
-        var readers: [Task<Void, Never>] = []
-        defer { readers.forEach { $0.cancel() } }
         for (number, file) in ["angle1-wide.mp4", "angle4-overhead.mp4"].enumerated() {
             let source = MediaSource(RoutingMedia.path(file))
-            let player = try Player(configuration: PlayerConfiguration(
-                view: ViewIdentity(number: number + 1, name: file), video: .fakeSink, audio: .pulse(device: nil)))
-            let events = await player.events()
-            readers.append(Task { for await e in events { if case .audioOutput(let lost, _) = e { await log.add(lost) } } })
+            let player = try await fixture.player(number: number + 1, file: file)
             let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: "event")
             try await coordination.coordinate(using: medium)
             try await player.load(source)

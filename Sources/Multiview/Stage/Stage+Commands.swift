@@ -27,7 +27,7 @@ extension Stage {
             case .add(let uri):
                 let placeholder = views.count + 1
                 commandTasks.start(command, on: .addView(placeholder), { [self] in
-                    await addView(uri)
+                    await addViews(uri)
                     return .done
                 }, then: finisher(.addView(placeholder)))
             case .priority(let number, _):

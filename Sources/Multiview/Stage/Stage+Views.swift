@@ -33,15 +33,38 @@ extension Stage {
         }
     }
 
-    /// Adds a view while running; coordinated, it joins the group in sync.
-    func addView(_ uri: String) async {
-        let source = MediaSource(uri)
-        let view = ViewIdentity(number: views.count + 1, name: Stage.viewName(source))
-        if let window, view.number > window.tiles.count {
-            reporter.error("add \(uri): no free tile for \(view): start with --spare-tiles or headless")
-            return
+    /// `add URI` while running: as on the command line, a folder or a plain playlist gives one view per media file
+    /// (`PlaylistExpansion`), anything else one view. In a window, as many are added as there are free tiles; the
+    /// rest are refused in one line. Coordinated, each joins the group in sync. One line per view added.
+    func addViews(_ uri: String) async {
+        let expanded: PlaylistExpansion.Result
+        do {
+            expanded = try await PlaylistExpansion.expandOffPool([uri])
+        } catch {
+            return reporter.error("add: \(error)")   // the error names the folder or playlist
         }
-        views.append(view)
+        for note in expanded.notes { reporter.note(note) }
+        // Numbered and appended before any wait, so additions running side by side never share a number or a tile.
+        let sources = expanded.media.map(MediaSource.init)
+        let free = window.map { max(0, $0.tiles.count - views.count) } ?? sources.count
+        let added = sources.prefix(free).map { source in
+            let view = ViewIdentity(number: views.count + 1, name: Stage.viewName(source))
+            views.append(view)
+            return (view, source)
+        }
+        let refused = sources.dropFirst(free)
+        if let first = refused.first {
+            let what = refused.count == 1
+                ? "\(ViewIdentity(number: views.count + 1, name: Stage.viewName(first)))"
+                : "\(refused.count) more views (" + refused.prefix(3).map(Stage.viewName).joined(separator: ", ")
+                    + (refused.count > 3 ? ", …)" : ")")
+            reporter.error("add \(uri): no free tile for \(what): start with --spare-tiles or headless")
+        }
+        for (view, source) in added { await startAddedView(view, source: source) }
+    }
+
+    /// Opens a view `addViews` numbered and starts it (coordinated: joins the group).
+    private func startAddedView(_ view: ViewIdentity, source: MediaSource) async {
         await makePlayer(view, source: source)
         guard let player = players[view.number] else { return }
         do {

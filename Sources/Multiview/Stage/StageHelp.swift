@@ -34,7 +34,7 @@ public enum StageHelp {
         Row(input: "lang N audio fr", action: "view N's audio language"),
         Row(input: "subs N en|off", action: "view N's subtitles"),
         Row(input: "r N", action: "coordinated: replay view N's last seconds at 2x and rejoin"),
-        Row(input: "add URI", action: "coordinated: add a view that joins in sync"),
+        Row(input: "add URI", action: "add a view (a folder, a playlist: one per file); coordinated: joins in sync"),
         Row(input: "priority N high", action: "HLS: view N's priority, low|default|high"),
         Row(input: "audio N, external N", action: "routing: prefer view N (none clears)"),
         Row(input: "ff N, rew N", action: "HLS I-frames: view N at 8x / -8x (a transport command resumes)"),
