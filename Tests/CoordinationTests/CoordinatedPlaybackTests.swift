@@ -92,9 +92,9 @@ final class CoordinatedCLITests: XCTestCase {
         // "r 1" once the group has played 3 s (view 1 goes back 5 s → 0, catches up at 2×); then "add" joins a
         // third view while the group plays.
         Thread.sleep(forTimeInterval: 3)
-        input.fileHandleForWriting.write(Data("r 1\n".utf8))
+        input.fileHandleForWriting.sendLine("r 1")
         Thread.sleep(forTimeInterval: 4)
-        input.fileHandleForWriting.write(Data("add \(Media.angles[2])\n".utf8))
+        input.fileHandleForWriting.sendLine("add \(Media.angles[2])")
         let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

@@ -34,7 +34,9 @@ final class SessionProcess: @unchecked Sendable {
     var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    /// False when the process already ended (see `sendLine`).
+    @discardableResult
+    func send(_ line: String) -> Bool { input.fileHandleForWriting.sendLine(line) }
 
     /// Waits until `condition` holds for the output so far; fails naming the process and its output otherwise.
     @discardableResult

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The built binary with a pipe on its stdin (commands sent while it runs) and its output in files (read while it
 /// runs, never blocking it).
@@ -28,7 +29,9 @@ final class Interactive {
     var stderr: String { read("stderr") }
     var transcript: String { "stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))" }
 
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    /// False when the binary already ended (see `sendLine`).
+    @discardableResult
+    func send(_ line: String) -> Bool { input.fileHandleForWriting.sendLine(line) }
 
     /// Polls the output until `condition` holds (true) or `timeout` passes (false).
     func wait(timeout: Duration = .seconds(30), _ condition: (Interactive) -> Bool) -> Bool {

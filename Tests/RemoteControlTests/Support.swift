@@ -147,7 +147,9 @@ final class Child: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    /// False when the process already ended (see `sendLine`).
+    @discardableResult
+    func send(_ line: String) -> Bool { input.fileHandleForWriting.sendLine(line) }
 
     /// Ends the child (closing stdin makes multiview quit; others get SIGTERM), waiting at most `timeout`.
     func stop(timeout: TimeInterval = 15) -> Int32 {

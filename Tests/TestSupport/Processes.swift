@@ -116,3 +116,22 @@ public final class TemporaryDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
     public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 }
+
+extension FileHandle {
+    /// Writes `line` and a newline to a child's stdin pipe; false when the child can no longer read it. A child that
+    /// already ended would otherwise raise SIGPIPE in the test process and end it, and with it every later test of
+    /// the shard; broken pipes are ignored process-wide (once) and reported as a failed write instead.
+    @discardableResult
+    public func sendLine(_ line: String) -> Bool {
+        _ = brokenPipesIgnored
+        do {
+            try write(contentsOf: Data((line + "\n").utf8))
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+/// SIGPIPE ignored for the whole test process, the first time a test writes to a child (a lazy global runs once).
+private let brokenPipesIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
