@@ -51,6 +51,9 @@ public actor PriorityManager {
     public private(set) var lastAllocation: Allocation?
     /// The figure the last allocation shared out (given, estimated, or measuring).
     public private(set) var link: LinkFigure = .measuring(nil)
+    /// What the shared-link estimator believes now (published and measured figures, confidence), for reports and
+    /// test failure messages.
+    public var linkEstimate: SharedLinkEstimator.Estimate? { estimator.estimate }
     private var allocatedLink: LinkFigure?
     private var estimator: SharedLinkEstimator
     private var planner: CapPlanner

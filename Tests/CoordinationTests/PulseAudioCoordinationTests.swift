@@ -57,11 +57,11 @@ final class PulseAudioCoordinationTests: XCTestCase {
         let wav = dir.path("ring.wav")
         let made = try runTool(["sox", "-n", "-r", "48000", "-c", "1", wav, "synth", "1.0", "sine", "800", "vol", "0.5"])
         XCTAssertEqual(made.status, 0, made.output)
-        let phone = try startTool(["paplay", "--device=\(sinkName)", "--property=media.role=phone", wav])
-        defer { stopTool(phone) }
+        let phone = try BackgroundTool(["paplay", "--device=\(sinkName)", "--property=media.role=phone", wav])
+        defer { phone.stop() }
 
         let began = await eventually(timeout: .seconds(5)) { events.values.contains(.suspensionBegan(.audioSessionInterrupted)) }
-        XCTAssertTrue(began, "no audioSessionInterrupted suspension: \(events.values)")
+        XCTAssertTrue(began, "no audioSessionInterrupted suspension: \(events.values); paplay \(phone.exitDescription): \(phone.output())")
         let stopped = await eventually(timeout: .seconds(3)) { await interrupted.player.currentStatus.state == .paused }
         check(stopped, "the interrupted view did not stop: \(await interrupted.player.currentStatus)")
         let reasons = await interrupted.coordinator.suspensionReasons
@@ -217,14 +217,15 @@ final class PulseAudioCoordinationTests: XCTestCase {
     /// Records the default test sink's monitor (stereo, 48 kHz, s16le) for `seconds`; returns each channel's
     /// samples in −1…1.
     static func recordMonitor(seconds: Double, to path: String) async throws -> (left: [Float], right: [Float]) {
-        let recorder = try startTool(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
-                                      "--channels=2", "--device=multiview_test.monitor", path])
-        defer { stopTool(recorder) }
-        // parecord needs a moment to connect; count the recording from its first bytes.
-        let connected = await eventually(timeout: .seconds(3)) { fileSize(path) > 0 }
-        XCTAssertTrue(connected, "parecord wrote nothing")
-        try await Task.sleep(for: .seconds(seconds))
-        stopTool(recorder)
+        let recorder = try BackgroundTool(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
+                                           "--channels=2", "--device=multiview_test.monitor", path])
+        defer { recorder.stop() }
+        // Recorded until the file holds `seconds` of audio (4 bytes a frame), not for `seconds` of wall time:
+        // parecord connects late on a cold machine, and PulseAudio may deliver the monitor's data in blocks.
+        let bytes = Int(seconds * 48000) * 4
+        let recorded = await eventually(timeout: .seconds(seconds + 15)) { fileSize(path) >= bytes || !recorder.isRunning }
+        recorder.stop()
+        XCTAssertTrue(recorded, "parecord recorded \(fileSize(path)) of \(bytes) bytes (\(recorder.exitDescription)): \(recorder.output())")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let samples = data.withUnsafeBytes { raw in
             raw.bindMemory(to: Int16.self).map { Float(Int16(littleEndian: $0)) / 32768 }

@@ -71,14 +71,14 @@ final class StallRecoveryTests: XCTestCase {
     """#
 
     /// Starts the server for `file` at `bytesPerSecond`; returns it and the file's URL.
-    private func startServer(serving file: String, bytesPerSecond: Int, in dir: TemporaryDirectory) async throws -> (Process, String) {
+    private func startServer(serving file: String, bytesPerSecond: Int, in dir: TemporaryDirectory) async throws -> (BackgroundTool, String) {
         let script = dir.path("serve.py"), portFile = dir.path("port")
         try Self.serverScript.write(toFile: script, atomically: true, encoding: .utf8)
-        let server = try startTool(["python3", script, file, String(bytesPerSecond), portFile])
-        addTeardownBlock { stopTool(server) }   // SIGKILL also ends a stopped process
-        let up = await eventually(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: portFile) }
+        let server = try BackgroundTool(["python3", script, file, String(bytesPerSecond), portFile])
+        addTeardownBlock { server.stop() }   // SIGKILL also ends a stopped process
+        let up = await eventually(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: portFile) || !server.isRunning }
         guard up, let port = try? String(contentsOfFile: portFile, encoding: .utf8) else {
-            throw UnexpectedNil(description: "the HTTP server did not start")
+            throw UnexpectedNil(description: "the HTTP server did not start (\(server.exitDescription)): \(server.output())")
         }
         return (server, "http://127.0.0.1:\(port)/\((file as NSString).lastPathComponent)")
     }

@@ -35,7 +35,10 @@ final class PlayerTests: XCTestCase {
         let player = try makePlayer()
         try await player.load(MediaSource(TestMedia.angle1))
         try await player.play()
-        try await Task.sleep(for: .milliseconds(600))
+        // Paused once it has played a while (its position, not a wall-clock guess of it).
+        let played = await eventually(timeout: .seconds(10)) { (await player.position?.seconds ?? 0) > 0.5 }
+        let reached = await player.position
+        XCTAssertTrue(played, "the position did not pass 0.5 s: \(String(describing: reached))")
         try await player.pause()
         let pausedState = await player.currentStatus.state
         XCTAssertEqual(pausedState, .paused)

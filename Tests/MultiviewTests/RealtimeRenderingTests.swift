@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import TestSupport
 import XCTest
 @testable import Multiview
 
@@ -24,7 +25,8 @@ final class RealtimeRenderingTests: XCTestCase {
         let player = try makePlayer()
         try await player.load(MediaSource(TestMedia.angle1))
         try await player.play()
-        try await Task.sleep(for: .milliseconds(500))
+        // The grant is recorded when the render thread starts: waited for, not assumed after a fixed time.
+        _ = await eventually(timeout: .seconds(10)) { player.realtimeRendering != nil }
 
         XCTAssertEqual(player.realtimeRendering, true,
                        "the kernel must grant SCHED_FIFO to the render thread (tests run as root or with an rtprio limit)")
@@ -36,7 +38,8 @@ final class RealtimeRenderingTests: XCTestCase {
         XCTAssertTrue(others.isEmpty, "no other thread is real-time (decoders stay normal): \(others)")
 
         await player.stop()
-        try await Task.sleep(for: .milliseconds(300))
+        // Pooled threads return to normal scheduling when their task ends (shortly after the stop).
+        _ = await eventually(timeout: .seconds(5)) { threadPolicies().allSatisfy { $0.policy == 0 } }
         let realtimeLeft = threadPolicies().filter { $0.policy != 0 }
         XCTAssertTrue(realtimeLeft.isEmpty, "pooled threads go back to normal scheduling when the task ends: \(realtimeLeft)")
     }

@@ -48,6 +48,15 @@ final class DemuxerPropertyTests: XCTestCase {
 
     /// Plays topfirst/master.m3u8 with `configure` applied to the demuxer when it is created; returns the player,
     /// its resolution log and the demuxer.
+    /// Waits until 6 s of media have played (several fragments, so a switch would have shown), not 6 s of wall
+    /// time: a loaded machine may show only the first frames in that time.
+    private func playSixSecondsOfMedia(_ player: Player, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let played = await eventually(timeout: .seconds(40)) { (await player.position?.seconds ?? 0) >= 6 }
+        let position = await player.position?.seconds
+        let status = await player.currentStatus
+        XCTAssertTrue(played, "6 s of media not played within 40 s: at \(String(describing: position)), \(status)", file: file, line: line)
+    }
+
     private func play(_ configure: @escaping @Sendable (Element) -> Void) async throws -> (Player, ResolutionLog, DemuxerBox) {
         let player = try makePlayer(1)
         let box = DemuxerBox()
@@ -87,7 +96,7 @@ final class DemuxerPropertyTests: XCTestCase {
             try? $0.set("max-bitrate", 1_400_000)
             try? $0.set("connection-bitrate", 1_400_000 * 5 / 4 + 1)
         }
-        try await Task.sleep(for: .seconds(6))
+        try await playSixSecondsOfMedia(player)
         await player.stop()
         XCTAssertEqual(log.values, ["960x540"], "with connection-bitrate the first fragment is already capped")
     }
@@ -96,7 +105,7 @@ final class DemuxerPropertyTests: XCTestCase {
         // 3.2 Mbit/s: with bandwidth-target-ratio 0.8 applied (2.56) the 720p rung (2.85 M peak, 2.80 M average)
         // would not fit; it is chosen, so a fixed connection-bitrate is compared with the variants as it is.
         let (player, log, _) = try await play { try? $0.set("connection-bitrate", 3_200_000) }
-        try await Task.sleep(for: .seconds(6))
+        try await playSixSecondsOfMedia(player)
         await player.stop()
         XCTAssertEqual(log.values, ["1280x720"], "\(log.values)")
     }

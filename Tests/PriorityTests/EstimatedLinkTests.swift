@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import Priority
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -18,11 +19,13 @@ final class EstimatedLinkTests: XCTestCase {
         let players: [Player]
         let logs: [ResolutionLog]
         let counters: [StallCounter]
-        func stop() async { for p in players { await p.stop() } }
+        let estimates: EstimateLog
+        func stop() async { estimates.stop(); for p in players { await p.stop() } }
     }
 
     private func start(_ uri: (Int) -> String) async throws -> Views {
         let manager = PriorityManager(budget: nil)
+        let estimates = EstimateLog(manager)
         var players: [Player] = [], logs: [ResolutionLog] = [], counters: [StallCounter] = []
         for n in 1...4 {
             let player = try makePlayer(n, name: "angle\(n)")
@@ -37,20 +40,33 @@ final class EstimatedLinkTests: XCTestCase {
         await withTaskGroup(of: Void.self) { group in
             for player in all { group.addTask { try? await player.play(timeout: .seconds(40)) } }
         }
-        return Views(manager: manager, players: players, logs: logs, counters: counters)
+        return Views(manager: manager, players: players, logs: logs, counters: counters, estimates: estimates)
     }
 
-    /// Waits (20 s) until the views have settled; fails with the rungs, the link and the logs when they do not; a
-    /// confident estimate then must be within 25 % of the link's 7 Mbit/s of `expected`.
+    /// Waits until the views have settled (an event; 60 s at most: four HLS views start slowly on a cold, loaded
+    /// machine); fails with the rungs, the link and the logs when they do not; the confident estimate then must
+    /// come within 25 % of the link's 7 Mbit/s of `expected` (30 s at most). Both failures carry the estimator's
+    /// history.
     private func assertSettles(_ views: Views, estimate expected: Double, _ what: String,
                                file: StaticString = #filePath, line: UInt = #line) async {
-        let isSettled = await eventually(timeout: .seconds(20)) { await settled(views) }
+        let isSettled = await eventually(timeout: .seconds(60)) { await settled(views) }
         let link = await views.manager.link
-        XCTAssertTrue(isSettled, "not settled: \(views.players.map { shownResolution($0) ?? "-" }), \(link.label), logs \(views.logs.map(\.values))",
+        XCTAssertTrue(isSettled, "not settled: \(views.players.map { shownResolution($0) ?? "-" }), \(link.label), logs \(views.logs.map(\.values)); estimates \(views.estimates.text)",
                       file: file, line: line)
-        if case .estimated(let bps) = link {
-            XCTAssertEqual(Double(bps), expected, accuracy: 7e6 * 0.25, "estimate \(link.label) \(what)", file: file, line: line)
+        guard isSettled else { return }
+        // Then the estimate comes within 25 %: an event, not the figure at the instant the views settled. The
+        // first confident figure rests on start-up (eight new connections in slow start, demuxer threads busy
+        // building four pipelines): 5.1 Mbit/s seen on this link, lower on a loaded machine; from there the
+        // published figure rises by at most 15 %/s (FESTIVE-style, SharedLinkEstimator), and the views can settle
+        // while it rises (the CI failure: 3.4M at the settle instant). An estimator that never finds the link
+        // still fails here, with its history.
+        let converged = await eventually(timeout: .seconds(30)) {
+            guard case .estimated(let bps) = await views.manager.link else { return false }
+            return abs(Double(bps) - expected) <= 7e6 * 0.25
         }
+        let after = await views.manager.link
+        XCTAssertTrue(converged, "estimate \(after.label) \(what), not within 25 % of \(String(format: "%.1fM", expected / 1e6)) in 30 s; estimates \(views.estimates.text)",
+                      file: file, line: line)
     }
 
     /// High view on 720p, the lows below it, the link estimated: true once all hold.
@@ -113,6 +129,7 @@ final class EstimatedLinkTests: XCTestCase {
         let views = try await start { server.uri("angle\($0)/master.m3u8") }
         // tbf counts IP packets; HTTP payload is ~95 % of that.
         await assertSettles(views, estimate: 6.7e6, "on a 7 Mbit/s tbf link")
+        print("[tc link] estimates: \(views.estimates.text)")
         for (n, counter) in views.counters.enumerated() {
             XCTAssertNil(counter.failure, "view \(n + 1) failed: \(String(describing: counter.failure))")
         }
@@ -120,6 +137,35 @@ final class EstimatedLinkTests: XCTestCase {
     }
 
     // MARK: Helpers
+
+    /// The estimator's belief every 250 ms from the start (seconds: published/measured Mbit/s, confidence), for
+    /// failure messages: a wrong figure at the end says nothing of how it came about.
+    final class EstimateLog: Sendable {
+        /// The lines so far; the Mutex owns them (written by the sampling task, read by the test).
+        private final class Lines: Sendable {
+            let value = Mutex<[String]>([])
+            func append(_ line: String) { value.withLock { $0.append(line) } }
+        }
+        private let lines = Lines()
+        private let task: Task<Void, Never>
+        init(_ manager: PriorityManager) {
+            let began = ContinuousClock.now
+            let lines = self.lines
+            task = Task {
+                while !Task.isCancelled {
+                    if let e = await manager.linkEstimate {
+                        let line = String(format: "%.2fs %.2f/%.2fM c%.2f", EstimatedLinkTests.secondsValue(ContinuousClock.now - began),
+                                          Double(e.bitsPerSecond) / 1e6, Double(e.measured) / 1e6, e.confidence)
+                        lines.append(line)
+                    }
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
+            }
+        }
+        deinit { task.cancel() }
+        func stop() { task.cancel() }
+        var text: String { lines.value.withLock { $0.joined(separator: ", ") } }
+    }
 
     /// When the view first showed a lower rung than it had before, after `instant`.
     static func firstDrop(_ log: ResolutionLog, after instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
@@ -131,5 +177,6 @@ final class EstimatedLinkTests: XCTestCase {
         return nil
     }
 
-    static func seconds(_ d: Duration) -> String { String(format: "%.1f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+    static func seconds(_ d: Duration) -> String { String(format: "%.1f", secondsValue(d)) }
+    static func secondsValue(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
 }

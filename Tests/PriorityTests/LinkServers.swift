@@ -66,7 +66,7 @@ final class NetworkNamespaceLink: @unchecked Sendable {
 /// inside a `NetworkNamespaceLink`.
 final class LinkServer: @unchecked Sendable {
     // Sendable: immutable after init; `stop` runs once from the owning test.
-    private let process: Process
+    private let process: BackgroundTool
     let host: String
     let port: Int
     /// The server's own process id (`process` may be a launcher running the interpreter as its child).
@@ -81,10 +81,10 @@ final class LinkServer: @unchecked Sendable {
                          "--repeat", String(repeatCount)]
         if let rate { arguments += ["--rate", rate] }
         if let link { arguments = ["ip", "netns", "exec", link.namespace] + arguments }
-        process = try startTool(arguments)
+        process = try BackgroundTool(arguments)
         let deadline = Date().addingTimeInterval(10)
         var found: Int?
-        while Date() < deadline {
+        while Date() < deadline && process.isRunning {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) { found = p; break }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -93,8 +93,9 @@ final class LinkServer: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: portFile)
         try? FileManager.default.removeItem(atPath: pidFile)
         guard let found, let pid else {
-            stopTool(process)
-            throw TestFailure("hls-server.py did not start (\(arguments.joined(separator: " ")))")
+            let exit = process.exitDescription
+            process.stop()
+            throw TestFailure("hls-server.py did not start (\(arguments.joined(separator: " ")); \(exit)): \(process.output())")
         }
         port = found
         serverPID = pid
@@ -106,6 +107,8 @@ final class LinkServer: @unchecked Sendable {
     func startNextRateStep() throws {
         guard kill(serverPID, SIGUSR1) == 0 else { throw TestFailure("SIGUSR1 to hls-server.py (\(serverPID)): errno \(errno)") }
     }
-    func stop() { stopTool(process) }
+    func stop() { process.stop() }
+    /// What the server printed (for failure messages).
+    var output: String { process.output() }
     deinit { stop() }
 }

@@ -24,12 +24,13 @@ final class LanguageTests: XCTestCase {
         defer { _ = app.stop() }
         let playing = await eventually(timeout: .seconds(30)) { app.output.stdout.contains("PLAYING") }
         XCTAssertTrue(playing, app.output.stderr)
-        // The wish is applied once the view has prerolled (on its default track): let PulseAudio's buffer pass.
-        try await Task.sleep(for: .milliseconds(1500))
+        // The wish is applied once the view has prerolled (on its default track): wait until the track is heard
+        // (PulseAudio's buffer still holds the old one for a while, longer on a cold machine), then judge 2 s.
+        try await waitUntilHearing(1320, on: sink, "with --audio-lang fr")
         try assertHearing(1320, not: 880, on: sink, "with --audio-lang fr")
 
         await send("lang 1 audio en", to: app, answered: "view 1: audio en")
-        try await Task.sleep(for: .milliseconds(1200))
+        try await waitUntilHearing(880, on: sink, "after lang 1 audio en")
         try assertHearing(880, not: 1320, on: sink, "after lang 1 audio en")
 
         // Unknown language: one clear line naming the view; the view keeps playing its track.
@@ -38,6 +39,20 @@ final class LanguageTests: XCTestCase {
         await send("subs 1 off", to: app, answered: "view 1: subtitles off")
         let still = try sink.record(seconds: 1)
         XCTAssertEqual(still.dominant, 880, accuracy: 5, "\(still)")
+    }
+
+    /// Records half-second pieces of the sink's monitor until `tone` dominates one (20 s at most); fails with
+    /// what was heard instead.
+    private func waitUntilHearing(_ tone: Int, on sink: NullSink, _ label: String,
+                                  file: StaticString = #filePath, line: UInt = #line) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var heard: [String] = []
+        while ContinuousClock.now < deadline {
+            let piece = try sink.record(seconds: 0.5)
+            if abs(piece.dominant - Double(tone)) <= 5 { return }
+            heard.append("\(piece.dominant)")
+        }
+        XCTFail("\(label): \(tone) Hz never dominated; heard (Hz) \(heard)", file: file, line: line)
     }
 
     /// Two seconds of the sink's monitor: `tone` dominates and is 5× louder than `other`.
@@ -119,11 +134,21 @@ final class NullSink: Sendable {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         // Raw samples: the recorder may have to be killed (SIGKILL leaves a WAV header unfinished).
+        // A small latency: an idle null sink's monitor otherwise comes in 2 s blocks (platform notes).
         let recorder = try Child("/usr/bin/parecord", ["--device=\(name).monitor", "--raw", "--rate=48000",
-                                                       "--channels=1", "--format=s16le", file],
+                                                       "--channels=1", "--format=s16le", "--latency-msec=10", file],
                                  environment: ProcessInfo.processInfo.environment)
-        usleep(useconds_t(seconds * 1_000_000))
-        _ = recorder.stop(timeout: 2)
+        // Recorded until the file holds `seconds` of audio past the skipped start (2 bytes a sample), not for
+        // `seconds` of wall time: parecord connects late on a cold machine.
+        let bytes = Int((seconds + 0.1) * 48000) * 2
+        let deadline = ContinuousClock.now + .seconds(seconds + 15)
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber)?.intValue ?? 0 }
+        while size() < bytes && recorder.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        let recorded = size()
+        let status = recorder.stop(timeout: 2)
+        guard recorded >= bytes else {
+            throw TestFailure("parecord recorded \(recorded) of \(bytes) bytes (exit \(status)): \(recorder.output.stderr)")
+        }
         let analysis = try runTool("/usr/bin/python3", ["-c", Spectrum.script, file])
         guard analysis.status == 0 else { throw TestFailure("FFT failed: \(analysis.stderr)") }
         return try Spectrum(analysis.stdout)

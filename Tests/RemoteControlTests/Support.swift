@@ -27,7 +27,11 @@ final class SessionBus: Sendable {
         process.arguments = ["--session", "--nofork", "--print-address=1"]
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        // Its errors go to a file (read only on failure; a pipe nobody reads could fill up and block it).
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("dbus-\(UUID().uuidString).err").path
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        process.standardError = FileHandle(forWritingAtPath: errors)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // The address is the first line it prints once listening.
@@ -37,8 +41,9 @@ final class SessionBus: Sendable {
             text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("unix:") else {
-            process.terminate()
-            throw TestFailure("dbus-daemon --session printed no address: '\(text)'")
+            stopTool(process)
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            throw TestFailure("dbus-daemon --session printed no address: '\(text)' (exit \(process.terminationStatus)); stderr: \(stderr)")
         }
         address = String(line)
         self.process = process

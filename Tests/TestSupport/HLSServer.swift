@@ -9,7 +9,7 @@ public final class HLSServer: @unchecked Sendable {
     public let rate: String?
     public let statsPath: String?
     public private(set) var port: Int = 0
-    private var process: Process?
+    private var process: BackgroundTool?
 
     /// Starts the server on a free port.
     public init(root: String, rate: String? = nil, statsPath: String? = nil) throws {
@@ -31,11 +31,12 @@ public final class HLSServer: @unchecked Sendable {
                          "--port", String(port), "--port-file", portFile]
         if let rate { arguments += ["--rate", rate] }
         if let statsPath { arguments += ["--stats", statsPath] }
-        // Output discarded (startTool), never swift test's pipes: a server left behind by a crashed test would
+        // Output to a file (BackgroundTool), never swift test's pipes: a server left behind by a crashed test would
         // keep them open and hang `swift test`.
-        process = try startTool(arguments)
+        let process = try BackgroundTool(arguments)
+        self.process = process
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        while Date() < deadline && process.isRunning {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) {
                 port = p
                 try? FileManager.default.removeItem(atPath: portFile)
@@ -43,14 +44,15 @@ public final class HLSServer: @unchecked Sendable {
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
+        let exit = process.exitDescription, output = process.output()
         stop()
-        throw TestFailure("hls-server.py did not start (python3 missing? run Scripts/setup)")
+        throw TestFailure("hls-server.py did not start (\(exit); python3 missing? run Scripts/setup): \(output)")
     }
 
     /// Ends the server (SIGKILL, see `stopTool`) and waits for it.
     public func stop() {
-        guard let process, process.isRunning else { return }
-        stopTool(process)
+        guard let process else { return }
+        process.stop()
         self.process = nil
     }
 }

@@ -135,3 +135,40 @@ extension FileHandle {
 
 /// SIGPIPE ignored for the whole test process, the first time a test writes to a child (a lazy global runs once).
 private let brokenPipesIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
+/// A program kept running in the background whose output (standard output and error together) goes to a file of
+/// its own, so that a test failing because of it can say what it printed (`output`) — a program whose output is
+/// thrown away leaves a CI failure undiagnosable. A file, not a pipe: nothing the program leaves behind can hold the
+/// test runner's pipes open, and no pipe can fill up and block it while nobody reads.
+public final class BackgroundTool: Sendable {
+    public let process: Process
+    /// The file holding what it printed (removed on release).
+    public let outputPath: String
+
+    /// Starts `arguments` (`arguments[0]` looked up on PATH), as `startTool` does.
+    public init(_ arguments: [String]) throws {
+        outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("mv-tool-\(UUID().uuidString).log").path
+        process = try startTool(arguments, output: outputPath)
+    }
+
+    deinit {
+        stopTool(process)
+        try? FileManager.default.removeItem(atPath: outputPath)
+    }
+
+    public var isRunning: Bool { process.isRunning }
+    public var processIdentifier: pid_t { process.processIdentifier }
+
+    /// What it printed so far (its last `limit` characters), for failure messages.
+    public func output(limit: Int = 4000) -> String {
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return text.count > limit ? "…" + String(text.suffix(limit)) : text
+    }
+
+    /// Its exit status once ended, for failure messages ("running" while it runs).
+    public var exitDescription: String {
+        process.isRunning ? "running" : "exited with status \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
+    }
+
+    /// Ends it (SIGKILL, see `stopTool`) and waits for it.
+    public func stop() { stopTool(process) }
+}

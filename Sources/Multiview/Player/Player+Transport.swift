@@ -13,6 +13,8 @@ extension Player {
         }
         takePipelineDown()
         self.source = source
+        // Whether the new media has video is learnt from its first frame (the starvation watch).
+        videoFlow.mediaLoaded()
         failure = nil
         apply(.loaded)
         missingPlugins = []

@@ -48,9 +48,10 @@ public actor Player {
     /// Every decision about states and status (pure; see `PlayerStateMachine`).
     var machine = PlayerStateMachine()
     var source: MediaSource?
-    /// Frames reaching the video sink, and the task watching them on `clock`.
+    /// Frames reaching the video sink, the task watching them on `clock`, and the silence it measured.
     let videoFlow = VideoFlow()
     private var videoFlowWatch: Task<Void, Never>?
+    private var videoSilence = VideoSilenceTracker()
     /// The clock of the player's own timers (the starvation watch, the error grace): injected for tests. Waits on
     /// the pipeline itself (preroll, seeks) run on real time, as GStreamer does.
     nonisolated let clock: any _Concurrency.Clock<Duration>
@@ -295,22 +296,26 @@ public actor Player {
 
     // MARK: Starved video
 
-    /// Watches video arrivals from now on: nothing counts until the first frame after this call arrives (a
-    /// seek's preroll, audio-only media and the wait for a coordinated start are not starvation).
+    /// Watches video arrivals from now on: the frames before this call no longer count, and the silence is counted
+    /// from the next frame or, for media that showed video, from when the view is next watched (see
+    /// `VideoSilenceTracker`; audio-only media, a seek's preroll and the wait for a coordinated start are not starvation).
     private func rearmVideoFlowWatch() {
         videoFlow.rearm()
         guard videoFlowWatch == nil else { return }
-        videoFlowWatch = VideoStarvationWatch.start(flow: videoFlow, clock: clock, on: executor) { [weak self] silence, frameDuration in
+        videoFlowWatch = VideoStarvationWatch.start(flow: videoFlow, clock: clock, on: executor) { [weak self] flow, time in
             guard let self else { return false }
-            await self.judgeVideoFlow(silence: silence, frameDuration: frameDuration)
+            await self.judgeVideoFlow(flow, at: time)
             return true
         }
     }
 
-    /// One tick of the watch: the verdict (StarvationVerdict) becomes a state-machine input.
-    private func judgeVideoFlow(silence: Duration?, frameDuration: Duration) {
-        if let input = StarvationVerdict.judge(silence: silence, frameDuration: frameDuration,
-                                               starved: machine.videoStarved, watching: machine.watchesVideoFlow) {
+    /// One tick of the watch: the silence (VideoSilenceTracker) and the verdict (StarvationVerdict) become a
+    /// state-machine input.
+    private func judgeVideoFlow(_ flow: VideoFlow.Snapshot, at time: Duration) {
+        let watching = machine.watchesVideoFlow
+        let silence = videoSilence.observe(flow, at: time, watching: watching)
+        if let input = StarvationVerdict.judge(silence: silence, frameDuration: flow.frameDuration,
+                                               starved: machine.videoStarved, watching: watching) {
             apply(input)
         }
     }

@@ -1,9 +1,10 @@
 import GStreamer
 import Synchronization
 
-/// Frames reaching a view's video sink: how many since the watch was last rearmed, and how long they last.
-/// Written by the sink pad's probe on its streaming thread, read by the watch; one `Mutex` owns it. It keeps no
-/// time of its own: the watch measures silence on its (injected) clock.
+/// Frames reaching a view's video sink: how many since the watch was last rearmed, how long they last, and whether
+/// the media loaded now has shown any video at all. Written by the sink pad's probe on its streaming thread, read
+/// by the watch; one `Mutex` owns it. It keeps no time of its own: the silence is measured on the watch's
+/// (injected) clock.
 final class VideoFlow: Sendable {
     struct Snapshot: Sendable, Equatable {
         /// Increments at each `rearm`.
@@ -11,42 +12,60 @@ final class VideoFlow: Sendable {
         /// Frames since the last `rearm`.
         var arrivals = 0
         var frameDuration: Duration = .milliseconds(40)
+        /// A frame reached the sink since the media was loaded (`mediaLoaded`): the view has video, so a rearm
+        /// that no frame follows is silence too (audio-only media never sets it).
+        var hasVideo = false
     }
     private let state = Mutex(Snapshot())
 
     func arrived(frameDuration: ClockTime?) {
         state.withLock {
             $0.arrivals &+= 1
+            $0.hasVideo = true
             if let frameDuration, frameDuration.nanoseconds > 0 {
                 $0.frameDuration = .nanoseconds(Int64(frameDuration.nanoseconds))
             }
         }
     }
 
-    /// Forgets the frames so far: nothing counts until the next one.
+    /// Forgets the frames so far: a new silence is counted from now on.
     func rearm() { state.withLock { $0.rearms &+= 1; $0.arrivals = 0 } }
+
+    /// New media: whether it has video is not known until its first frame.
+    func mediaLoaded() { state.withLock { $0.rearms &+= 1; $0.arrivals = 0; $0.hasVideo = false } }
 
     var snapshot: Snapshot { state.withLock { $0 } }
 }
 
 /// How long video has been silent, from snapshots of a `VideoFlow` taken at the watch's ticks. Pure.
+///
+/// Silence counts from the tick that saw the last frame. After a rearm (a PLAYING, a seek, a coordinated start)
+/// the frames before it no longer count, and for a view that has shown video the silence then counts from the
+/// first tick at which it was watched (playing, see `PlayerStateMachine.watchesVideoFlow`) — not from the next
+/// frame: a view whose source stopped before the rearm gets no next frame, and measured from it its silence never
+/// began (it stayed "playing" with a frozen picture). Not from the rearm itself either: a coordinated start or a
+/// pause rearms and then waits, unwatched, and that wait is not silence.
 struct VideoSilenceTracker: Sendable, Equatable {
     private var rearms: Int?
     private var arrivals = 0
-    private var lastArrival: Duration?
+    /// The tick the silence counts from; nil: not counting (no frame yet, or not watched since the rearm).
+    private var since: Duration?
 
-    /// The silence at `time` (any origin, the watch's clock), nil while no frame has arrived since the last rearm.
-    mutating func observe(_ flow: VideoFlow.Snapshot, at time: Duration) -> Duration? {
+    /// The silence at `time` (any origin, the watch's clock), nil while it is not counted. `watching`: whether
+    /// silence means starvation now.
+    mutating func observe(_ flow: VideoFlow.Snapshot, at time: Duration, watching: Bool) -> Duration? {
         if flow.rearms != rearms {
             rearms = flow.rearms
             arrivals = 0
-            lastArrival = nil
+            since = nil
         }
         if flow.arrivals != arrivals {
             arrivals = flow.arrivals
-            lastArrival = time
+            since = time
+        } else if since == nil && watching && flow.hasVideo {
+            since = time
         }
-        return lastArrival.map { time - $0 }
+        return since.map { time - $0 }
     }
 }
 
@@ -67,25 +86,23 @@ enum StarvationVerdict {
 }
 
 /// Ticks every `interval` on an injected clock (`ContinuousClock` in production, a test clock in tests) and hands
-/// the silence of the video flow to `verdict`, until `verdict` returns false (its player is gone) or the task is
-/// cancelled.
+/// a snapshot of the video flow, with the tick's time since the watch began, to `tick` (the player, which owns the
+/// `VideoSilenceTracker` and knows whether it watches), until `tick` returns false (its player is gone) or the
+/// task is cancelled.
 enum VideoStarvationWatch {
     static let interval: Duration = .milliseconds(100)
 
     static func start(flow: VideoFlow, clock: any _Concurrency.Clock<Duration>, on executor: (any TaskExecutor)? = nil,
-                      verdict: @escaping @Sendable (_ silence: Duration?, _ frameDuration: Duration) async -> Bool) -> Task<Void, Never> {
-        Task(executorPreference: executor) { await run(flow: flow, clock: clock, verdict: verdict) }
+                      tick: @escaping @Sendable (_ flow: VideoFlow.Snapshot, _ time: Duration) async -> Bool) -> Task<Void, Never> {
+        Task(executorPreference: executor) { await run(flow: flow, clock: clock, tick: tick) }
     }
 
     static func run<C: _Concurrency.Clock<Duration>>(flow: VideoFlow, clock: C,
-                                        verdict: @Sendable (_ silence: Duration?, _ frameDuration: Duration) async -> Bool) async {
+                                        tick: @Sendable (_ flow: VideoFlow.Snapshot, _ time: Duration) async -> Bool) async {
         let origin = clock.now
-        var tracker = VideoSilenceTracker()
         while !Task.isCancelled {
             do { try await clock.sleep(for: interval) } catch { return }
-            let snapshot = flow.snapshot
-            let silence = tracker.observe(snapshot, at: origin.duration(to: clock.now))
-            guard await verdict(silence, snapshot.frameDuration) else { return }
+            guard await tick(flow.snapshot, origin.duration(to: clock.now)) else { return }
         }
     }
 }
