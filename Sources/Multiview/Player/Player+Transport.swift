@@ -12,6 +12,7 @@ extension Player {
             throw error
         }
         takePipelineDown()
+        useSystemClock()
         self.source = source
         failure = nil
         apply(.loaded)
