@@ -1,7 +1,8 @@
 import GStreamer
 import Synchronization
 
-/// Keeps one coordinated view's audio on the shared clock, so two views' sounds are heard together and not only
+/// Keeps one view's audio on its pipeline's clock (the system clock, or a group's shared clock), so the video never
+/// waits for PulseAudio and two coordinated views' sounds are heard together and not only
 /// their frames seen together (measured: two views' clicks 0–0.6 ms apart on an idle machine, up to ~3 ms with
 /// two CPU-bound loops running, see Scripts/bench-audio).
 ///
