@@ -57,9 +57,10 @@ final class AudioClockFollowerTests: XCTestCase {
         XCTAssertEqual(feed(follower, Array(repeating: 3 * ms, count: settings.steadyWindow)), [Self.nanoseconds(settings.maxSteadyStep)])
         XCTAssertEqual(feed(follower, Array(repeating: -3 * ms, count: settings.steadyWindow - 1)), [])
         XCTAssertEqual(follower.observe(.skew(nanoseconds: -3 * ms)), -Self.nanoseconds(settings.maxSteadyStep))
-        // ...while a misplacement (over 20 ms) is removed whole...
-        XCTAssertEqual(feed(follower, Array(repeating: 48 * ms, count: settings.steadyWindow)), [48 * ms])
-        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.steadyWindow)), [], "nothing twice")
+        // ...while a misplacement (over 20 ms) is removed whole, after a short window (then the sink reports
+        // what is left: warm-up and a start window again)...
+        XCTAssertEqual(feed(follower, Array(repeating: 48 * ms, count: settings.startWindow)), [48 * ms])
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.steadyWindow * 2)), [], "nothing twice")
         // ...and a stall (over 250 ms) on its first report.
         XCTAssertEqual(follower.observe(.skew(nanoseconds: 485 * ms)), 485 * ms)
         XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.steadyWindow * 2)), [], "nothing twice")
@@ -90,6 +91,34 @@ final class AudioClockFollowerTests: XCTestCase {
         XCTAssertEqual(feed(follower, Array(repeating: 2 * ms, count: settings.warmUpObservations + settings.startWindow)), [2 * ms])
         XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.steadyWindow * 2)), [])
         XCTAssertEqual(follower.statistics.stalls, 1)
+    }
+
+    /// Issue 15 row 13: PulseAudio began playing one of two coordinated views 217 ms late after its start decision
+    /// (a busy machine). Left for the first long window (~1 s), its first click was heard 217 ms late and the
+    /// correction then cut its third. A misplacement under the stall limit is removed after a short window.
+    func testAMisplacementAfterTheStartIsRemovedAfterAShortWindowNotALongOne() {
+        let settings = AudioClockFollower.Settings()
+        let follower = warmedUp(settings)
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.startWindow)), [], "started on time")
+        XCTAssertEqual(feed(follower, Array(repeating: ms / 10, count: 5)), [])
+        XCTAssertEqual(feed(follower, Array(repeating: 217 * ms, count: settings.startWindow)), [217 * ms],
+                       "removed whole within \(settings.startWindow) reports")
+        XCTAssertEqual(follower.statistics.misplacements, 1)
+        XCTAssertEqual(follower.statistics.stalls, 0)
+        // What is left (1 ms) is removed by the start window that follows the warm-up, and nothing moves twice.
+        XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.warmUpObservations + settings.startWindow)), [ms])
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.steadyWindow * 2)), [])
+    }
+
+    /// A few far reports in a row (fewer than half a short window) are timing noise, not a misplacement.
+    func testAFewFarReportsInSteadyPlayMoveNothing() {
+        let settings = AudioClockFollower.Settings()
+        let follower = warmedUp(settings)
+        XCTAssertEqual(feed(follower, Array(repeating: 0, count: settings.startWindow)), [])
+        var reports = Array(repeating: ms / 10, count: settings.startWindow * 3)
+        for i in 10..<13 { reports[i] = 120 * ms }
+        XCTAssertEqual(feed(follower, reports), [])
+        XCTAssertEqual(follower.statistics.misplacements, 0)
     }
 
     func testFarReportsAroundAStartAreLeftToTheStartWindowsMedian() {

@@ -1,7 +1,8 @@
 import GStreamer
 import Synchronization
 
-/// Keeps one coordinated view's audio on the shared clock, so two views' sounds are heard together and not only
+/// Keeps one view's audio on its pipeline's clock (the system clock, or a group's shared clock), so the video never
+/// waits for PulseAudio and two coordinated views' sounds are heard together and not only
 /// their frames seen together (measured: two views' clicks 0–0.6 ms apart on an idle machine, up to ~3 ms with
 /// two CPU-bound loops running, see Scripts/bench-audio).
 ///
@@ -19,7 +20,9 @@ import Synchronization
 /// cannot drift at all and real devices drift ~0.01–0.1 ms per second). So the follower corrects the median of
 /// long windows (about a second) above 0.4 ms by at most 0.15 ms per window — enough to follow any real device,
 /// too little to follow PulseAudio's settling — except for medians above 20 ms, which are real misplacements
-/// (a start calibrated against a stream time that then jumped) and are removed whole. A median over a window
+/// (a start calibrated against a stream time that then jumped) and are removed whole, as soon as the median of
+/// the last few reports (a start window's worth) shows one: PulseAudio settles ~3 ms per second, never 20 ms in
+/// those few reports, while a misplacement left for a long window is heard late for a second. A median over a window
 /// ignores the occasional jumps in PulseAudio's timing reports, and a correction empties the window so no skew is
 /// corrected twice. In steady play a report more than `stall` (250 ms) away from where the last decision left the
 /// skew is removed on that very report, before its buffer is placed that far from the device.
@@ -48,7 +51,9 @@ public final class AudioClockFollower: Sendable {
         public var steadyThreshold: Duration = .microseconds(400)
         /// ...by at most this much per window (a real device drifts less per second)...
         public var maxSteadyStep: Duration = .microseconds(150)
-        /// ...unless it is above this: a misplacement, removed whole.
+        /// ...unless it is above this: a misplacement, removed whole. After the start decision a misplacement is
+        /// also looked for in the median of the last `startWindow` reports (moved this far from where the last
+        /// decision left the skew): removed then, not a long window (~1 s) later.
         public var misplacement: Duration = .milliseconds(20)
         /// After the start decision, a report this far from where the last decision left the skew is a stall of
         /// the server (or a stream moved): removed on that report. PulseAudio's own start-up errors and
@@ -72,6 +77,8 @@ public final class AudioClockFollower: Sendable {
         public var implausibleSkews = 0
         /// Stalls removed at once (see `Settings.stall`).
         public var stalls = 0
+        /// Misplacements found in the last few reports after the start decision (see `Settings.misplacement`).
+        public var misplacements = 0
     }
 
     private struct State {
@@ -81,7 +88,19 @@ public final class AudioClockFollower: Sendable {
         var started = false
         /// The skew the last decision left (its median minus its correction); nil before the first decision.
         var reference: Int64?
+        /// The last `startWindow` skews after the start decision (the short look for a misplacement).
+        var recent: [Int64] = []
         var statistics = Statistics()
+
+        /// Warm-up and a start window again (after a discontinuity, a stall or a misplacement): the start
+        /// window removes exactly what is left.
+        mutating func restart() {
+            window.removeAll(keepingCapacity: true)
+            recent.removeAll(keepingCapacity: true)
+            observationsSinceDiscontinuity = 0
+            started = false
+            reference = nil
+        }
     }
 
     private let settings: Settings
@@ -103,10 +122,7 @@ public final class AudioClockFollower: Sendable {
         state.withLock { state in
             switch observation {
             case .discontinuity:
-                state.window.removeAll(keepingCapacity: true)
-                state.observationsSinceDiscontinuity = 0
-                state.started = false
-                state.reference = nil
+                state.restart()
                 state.statistics.discontinuities += 1
                 return 0
             case .skew(let skew):
@@ -120,10 +136,7 @@ public final class AudioClockFollower: Sendable {
                     // silent). Then warm-up and a start window again, to remove what is left exactly. Not before
                     // the start decision: single reports around a start can be far off, and the start window's
                     // median removes a stall there anyway.
-                    state.window.removeAll(keepingCapacity: true)
-                    state.observationsSinceDiscontinuity = 0
-                    state.started = false
-                    state.reference = nil
+                    state.restart()
                     state.statistics.stalls += 1
                     state.statistics.corrections += 1
                     state.statistics.lastCorrection = .nanoseconds(skew)
@@ -131,6 +144,22 @@ public final class AudioClockFollower: Sendable {
                 }
                 state.observationsSinceDiscontinuity += 1
                 guard state.observationsSinceDiscontinuity > settings.warmUpObservations else { return 0 }
+                if let reference = state.reference {
+                    // A misplacement after the start decision (issue 15 row 13: PulseAudio began playing one view
+                    // 217 ms late after its start decision; corrected only at the end of its first long window,
+                    // the view's first click was heard 217 ms late and the correction cut its third). The median
+                    // of the last few reports, like the start window's, ignores single far reports.
+                    state.recent.append(skew)
+                    if state.recent.count > settings.startWindow { state.recent.removeFirst() }
+                    let median = state.recent.sorted()[state.recent.count / 2]
+                    if state.recent.count == settings.startWindow, abs(median - reference) > limitsNs.misplacement {
+                        state.restart()
+                        state.statistics.misplacements += 1
+                        state.statistics.corrections += 1
+                        state.statistics.lastCorrection = .nanoseconds(median)
+                        return median
+                    }
+                }
                 state.window.append(skew)
                 guard state.window.count >= (state.started ? settings.steadyWindow : settings.startWindow) else { return 0 }
                 let median = state.window.sorted()[state.window.count / 2]
@@ -149,6 +178,7 @@ public final class AudioClockFollower: Sendable {
                 }
                 state.reference = median - correction
                 guard correction != 0 else { return 0 }
+                state.recent.removeAll(keepingCapacity: true)   // those reports are from before this correction
                 state.statistics.corrections += 1
                 state.statistics.lastCorrection = .nanoseconds(correction)
                 return correction

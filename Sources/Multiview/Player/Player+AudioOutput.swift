@@ -8,11 +8,12 @@ struct AudioOutputState {
     var reconnect: Task<Void, Never>?
     /// A new pulsesink is being brought up after a loss; an error from it means the server is not really back.
     var reconnecting = false
-    /// Audio sinks follow the pipeline's (shared) clock: set by `adoptClock`, reapplied to a replacement sink.
+    /// Audio sinks follow the pipeline's clock (the system clock or the group's): set at `load` (`useSystemClock`)
+    /// or by `adoptClock`, reapplied to a replacement sink.
     var followsSharedClock = false
-    /// The follower of the current PulseAudio sink while coordinated (replaced with the sink).
+    /// The follower of the current PulseAudio sink (replaced with the sink).
     var clockFollower: AudioClockFollower?
-    /// The guard on the current PulseAudio sink's clock while coordinated (see `AudioClockGuard`): armed before
+    /// The guard on the current PulseAudio sink's clock (see `AudioClockGuard`): armed before
     /// every start, since the follower can only work with a sink clock that libpulse has not wrecked.
     var clockGuard: AudioClockGuard?
     /// The current PulseAudio stream has never played: prime it before the next coordinated start (see
@@ -29,8 +30,8 @@ extension Player {
     /// The PulseAudio stream was lost (server stopped or restarted): the view plays on without sound.
     public var audioOutputLost: Bool { audio.outputLost }
 
-    /// How the current audio sink's playout follows the shared clock (corrections made, last skew), or nil when
-    /// the view is not coordinated or has no PulseAudio output.
+    /// How the current audio sink's playout follows the pipeline's clock (corrections made, last skew), or nil
+    /// when the view has no PulseAudio output.
     public var audioClockStatistics: AudioClockFollower.Statistics? { audio.clockFollower?.statistics }
 
     /// How often a view without its PulseAudio server asks whether the server is back.

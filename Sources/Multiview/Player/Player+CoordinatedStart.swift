@@ -39,14 +39,31 @@ extension Player {
         pipeline.startTime = .zero
     }
 
-    /// Goes back to an uncoordinated pipeline: automatic clock, base time chosen at each PLAYING.
+    /// Goes back to an uncoordinated pipeline: the system clock (every view's clock, see `useSystemClock`), base
+    /// time chosen at each PLAYING. The audio keeps following that clock.
     public func releaseClock() {
         coordinated.clock = nil
-        audio.followsSharedClock = false
-        audio.clockGuard = nil
-        pipeline.autoClock()
+        pipeline.useClock(Clock.systemClock())
         pipeline.startTime = .zero
         apply(.coordinatedWaiting(false))
+    }
+
+    /// The clock model of every view, coordinated or not: the pipeline runs on the system clock and its
+    /// PulseAudio playout follows it (`followSharedClock`), never the other way round.
+    ///
+    /// Why: with pulsesink as the pipeline's clock (GStreamer's default), whatever PulseAudio does to the stream
+    /// stops the video with it. An idle null sink has up to 2 s rendered ahead; a stream that is new on it (a
+    /// view's first start, or a move there: the routing arbiter's swap) waits behind that, and pulsesink's clock
+    /// first ran ahead, then stood still ~1.8 s: the view showed BUFFERING 0% and a moved view stayed behind the
+    /// others for good (bare gst-play-1.0 stalls the same way). On the system clock the video never waits for
+    /// the server; the follower places the audio on it. Called by `load`, before the pipeline first leaves NULL;
+    /// `adoptClock` replaces the clock with the group's.
+    func useSystemClock() {
+        guard coordinated.clock == nil else { return }
+        pipeline.useClock(Clock.systemClock())
+        guard !audio.followsSharedClock else { return }
+        audio.followsSharedClock = true
+        if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
     }
 
     /// Shows "waiting to play — waiting for coordinated playback" (or clears it).

@@ -12,6 +12,7 @@ extension Player {
             throw error
         }
         takePipelineDown()
+        useSystemClock()
         self.source = source
         // Whether the new media has video is learnt from its first frame (the starvation watch).
         videoFlow.mediaLoaded()
