@@ -14,9 +14,14 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
     private let coordinations = Mutex<[Int: PlayerCoordination]>([:])
     /// The medium of the current link to the host (a returning host means a new one: `move(to:)`).
     private let currentMedium: Mutex<NetworkCoordinationMedium>
+    /// Returns once the current link's clock may be played on (settled; see `MemberSession.Link`): every view
+    /// waits for it, prerolled, before it joins the group.
+    private let clockReady: Mutex<@Sendable () async -> Void>
 
-    public init(medium: NetworkCoordinationMedium, itemIdentifier: String) {
+    public init(medium: NetworkCoordinationMedium, itemIdentifier: String,
+                waitUntilClockSettled: @escaping @Sendable () async -> Void = {}) {
         self.currentMedium = Mutex(medium)
+        self.clockReady = Mutex(waitUntilClockSettled)
         self.itemIdentifier = itemIdentifier
     }
 
@@ -25,11 +30,16 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
     /// Moves every view to `medium` (a host that came back: a new link, a new net clock) and joins its group:
     /// each view leaves the old medium (its pipeline gives the old clock back), adopts the new clock and
     /// catches up with the group like a late joiner.
-    public func move(to medium: NetworkCoordinationMedium) async throws {
+    public func move(to medium: NetworkCoordinationMedium,
+                     waitUntilClockSettled: @escaping @Sendable () async -> Void = {}) async throws {
         currentMedium.withLock { $0 = medium }
+        clockReady.withLock { $0 = waitUntilClockSettled }
         for coordination in coordinations.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) {
             await coordination.coordinator.disconnect()
             try await coordination.coordinate(using: medium)
+        }
+        await waitUntilClockSettled()
+        for coordination in coordinations.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) {
             try await coordination.coordinator.join()
         }
     }
@@ -53,8 +63,10 @@ public final class NetworkCoordinatedStage: StageCoordination, Sendable {
         for player in players { try await join(player) }
     }
 
+    /// A view joins the group once the clock has settled (it is prerolled meanwhile).
     public func join(_ player: Player) async throws {
         guard let coordination = coordination(for: player) else { throw CoordinationError.notConnected }
+        await (clockReady.withLock { $0 })()
         try await coordination.coordinator.join()
     }
 

@@ -45,6 +45,12 @@ final class MemberProcessTests: XCTestCase {
         try await host.waitForLine(containing: "group session: m1.view1 joined item multiview-event")
         try await member.waitForPlaying(1)
         try await host.waitForPlaying(2)
+        // The member's view joined the group only once its net clock had settled (not at its first exchange).
+        try await member.waitForLine(containing: "group: view1 joined the group's timeline")
+        let joining = member.stderr
+        let settled = try XCTUnwrap(joining.range(of: "group session: net clock settled after"), "no settled line: \(joining)")
+        let joined = try XCTUnwrap(joining.range(of: "group: view1 joined the group's timeline"), joining)
+        XCTAssertLessThan(settled.lowerBound, joined.lowerBound, "the view joined before the clock settled: \(joining)")
 
         // A pause and a seek from the member reach every view, with the member's view as originator.
         member.send("pause")
