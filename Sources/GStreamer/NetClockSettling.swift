@@ -7,16 +7,18 @@ import Synchronization
 /// 3 ms is heard 3 ms off (its audio follows the clock slowly, by design; see `AudioClockFollower`). Pure.
 public struct NetClockSettling: Sendable, Equatable {
     /// Defaults measured with `netclock-baseline probe` behind the 20 ± 5 ms relay (2 busy cores): the clock's
-    /// true error is 2–11 ms in the first 0.3 s after sync and under ~1 ms from 0.5–0.75 s on, while its
-    /// calibration offset keeps wobbling 0.3–1 ms for seconds as the 128-observation window fills. Window 12,
-    /// spread 1 ms settled 0.9–1.7 s after sync; 16 × 0.3 ms took 1.6–3.5 s (once > 5 s) for no lower error after.
+    /// true error is 2–11 ms in the first 0.3 s after sync and mostly under ~1 ms from 0.5–0.75 s on, while its
+    /// calibration offset keeps wobbling 0.3–1 ms for seconds as the 128-observation window fills. Window 8,
+    /// spread 1 ms settled 0.3–0.4 s after sync (true error after it: p50 0.27–0.46 ms, max 1.3–2.1 ms); 12 × 1 ms
+    /// took 0.9–1.7 s (join → first frame 1.3–3.7 s in bench-network, over the 1.5 s goal) and 16 × 0.3 ms
+    /// 1.6–3.5 s, for no clearly lower error after.
     public struct Criteria: Sendable, Equatable {
         /// Consecutive accepted observations whose offsets are compared (~50 exchanges a second at 20 ms polls).
         public var window: Int
         /// The most their offsets may differ.
         public var spread: Duration
 
-        public init(window: Int = 12, spread: Duration = .milliseconds(1)) {
+        public init(window: Int = 8, spread: Duration = .milliseconds(1)) {
             self.window = max(2, window)
             self.spread = spread
         }

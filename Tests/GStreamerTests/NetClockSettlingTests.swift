@@ -55,7 +55,7 @@ final class NetClockSettlingTests: XCTestCase {
     }
 
     func testTheDefaultsAreTheMeasuredOnes() {
-        XCTAssertEqual(NetClockSettling.Criteria(), .init(window: 12, spread: .milliseconds(1)))
+        XCTAssertEqual(NetClockSettling.Criteria(), .init(window: 8, spread: .milliseconds(1)))
         XCTAssertEqual(NetClockSettling.Criteria(window: 1).window, 2, "one observation cannot show a spread")
     }
 
