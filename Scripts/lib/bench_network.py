@@ -259,15 +259,15 @@ class Bench:
                 if p.poll() is None:
                     p.terminate(); p.wait(timeout=10)
 
-    def coordinated(self, n):
+    def coordinated(self, n, side="coordinated", member_flags=()):
         """multiview host (root namespace, 0.0.0.0, one headless muted view) + n `multiview join` members, each in
         its namespace dialling 127.0.0.1 where a relay inside that namespace forwards (delayed) to 10.77.k.1: the
         control channel (TCP) and the net clock (UDP). Run only when this build has the net CLI."""
         binary = f"{self.binary_dir}/multiview"
         probe = subprocess.run([binary, "host", "--help"], capture_output=True, text=True)
         if probe.returncode != 0:
-            return {"side": "coordinated", "members": n, "not_run": "this build has no `multiview host` (net branch)"}
-        tag, token, port = f"coordinated-{n}", "bench-network-token", free_port()
+            return {"side": side, "members": n, "not_run": "this build has no `multiview host` (net branch)"}
+        tag, token, port = f"{side}-{n}", "bench-network-token", free_port()
         total_s = 2 * PLAY_S + 10
         host = subprocess.Popen([binary, "host", "--listen", f"0.0.0.0:{port}", "--headless", "--no-audio",
                                  "--token", token, "--duration", str(total_s), MEDIA[0]],
@@ -284,7 +284,7 @@ class Bench:
                 if "net clock on UDP port" in line:
                     clock_port = int(line.rsplit(" ", 1)[1])
             if clock_port is None:
-                raise BenchError(f"coordinated ({n}): multiview host did not report its session and clock ports")
+                raise BenchError(f"{side} ({n}): multiview host did not report its session and clock ports")
             threading.Thread(target=lambda: [self.log.write(f"[host] {l}") for l in host.stdout], daemon=True).start()
             for k in range(1, n + 1):
                 relay = subprocess.Popen(["ip", "netns", "exec", namespace(k), "python3", "Scripts/lib/delay-relay.py",
@@ -294,7 +294,7 @@ class Bench:
                                          stdout=subprocess.PIPE, stderr=self.log, text=True)
                 helpers.append(relay)
                 if relay.stdout.readline().strip() != "ready":
-                    raise BenchError(f"coordinated ({n}): relay in {namespace(k)} did not start")
+                    raise BenchError(f"{side} ({n}): relay in {namespace(k)} did not start")
             path = self.out / f"{tag}.raw"
             recorder, recorded_from = self.record(None, path), time.monotonic_ns()
             time.sleep(0.5)
@@ -304,7 +304,7 @@ class Bench:
                 members.append(subprocess.Popen(
                     ["ip", "netns", "exec", namespace(k), binary, "join", f"127.0.0.1:{port}", "--token", token,
                      "--headless", "--name", f"m{k}", "--duration", str(total_s),
-                     "--render-log", str(self.out / f"render-{tag}-{k}.json"), media(k)],
+                     "--render-log", str(self.out / f"render-{tag}-{k}.json"), *member_flags, media(k)],
                     env=env, stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True))
             time.sleep(PLAY_S)
             seek_at = time.monotonic_ns()
@@ -315,7 +315,7 @@ class Bench:
                 m.stdin.write("q\n"); m.stdin.flush()
             for k, m in enumerate(members, 1):
                 if m.wait(timeout=30) != 0:
-                    raise BenchError(f"coordinated ({n}): member {k} exited with status {m.returncode} (log: {self.log.name})")
+                    raise BenchError(f"{side} ({n}): member {k} exited with status {m.returncode} (log: {self.log.name})")
             host.stdin.write("end\n"); host.stdin.flush()
         finally:
             for p in members + helpers:
@@ -325,9 +325,9 @@ class Bench:
                         p.wait(timeout=10)
                     except subprocess.TimeoutExpired:
                         p.kill(); p.wait()
-        row = {"side": "coordinated", "members": n}
+        row = {"side": side, "members": n}
         row["audible_ms"], row["audible_after_seek_ms"], row["click_offsets_ms"] = \
-            self.audible(path, n, "coordinated", recorded_from, seek_at)
+            self.audible(path, n, side, recorded_from, seek_at)
         renders, firsts, joins = {}, [], []
         for k in range(1, n + 1):
             frames = json.load(open(self.out / f"render-{tag}-{k}.json"))
@@ -375,10 +375,15 @@ def main():
             clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
     rows = []
     for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
-        for side in ("raw-netclock", "uncoordinated", "coordinated"):
+        for side in ("raw-netclock", "uncoordinated", "coord-1st-sync", "coordinated"):
             print(f"... {side}, {n} members", file=sys.stderr, flush=True)
             before = load()
-            row = bench.coordinated(n) if side == "coordinated" else bench.run_baseline(side, n)
+            if side == "coordinated":
+                row = bench.coordinated(n)
+            elif side == "coord-1st-sync":
+                row = bench.coordinated(n, "coord-1st-sync", ["--join-unsettled"])
+            else:
+                row = bench.run_baseline(side, n)
             row["load_before"], row["load_after"] = before, load()
             rows.append(row)
     result = {"delay_ms": args.delay_ms, "jitter_ms": args.jitter_ms, "clock": clock_rows, "rows": rows}

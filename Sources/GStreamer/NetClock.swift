@@ -73,11 +73,15 @@ public struct NetClockStatistics: Sendable, Equatable {
     public var rSquared: Double
     /// When the next exchange is due.
     public var nextPoll: Duration
+    /// The calibration's offset after this observation: provider time − local time at its reference point
+    /// (GStreamer's `local-clock-offset`); nil when the structure has none. It moves while the clock settles.
+    public var localClockOffset: Duration?
 
     public init(synchronised: Bool, roundTrip: Duration, roundTripAverage: Duration, discontinuity: Duration,
-                rSquared: Double, nextPoll: Duration) {
+                rSquared: Double, nextPoll: Duration, localClockOffset: Duration? = nil) {
         self.synchronised = synchronised; self.roundTrip = roundTrip; self.roundTripAverage = roundTripAverage
         self.discontinuity = discontinuity; self.rSquared = rSquared; self.nextPoll = nextPoll
+        self.localClockOffset = localClockOffset
     }
 
     /// Reads the structure GstNetClientClock posts; nil for any other structure.
@@ -96,7 +100,7 @@ public struct NetClockStatistics: Sendable, Equatable {
         if case .double(let v) = structure.fields["r-squared"] { r2 = v }
         self.init(synchronised: synced, roundTrip: rtt, roundTripAverage: average,
                   discontinuity: nanoseconds("discontinuity") ?? .zero, rSquared: r2,
-                  nextPoll: nanoseconds("timeout") ?? .zero)
+                  nextPoll: nanoseconds("timeout") ?? .zero, localClockOffset: nanoseconds("local-clock-offset"))
     }
 }
 

@@ -16,6 +16,15 @@ public actor MemberSession {
         public let medium: NetworkCoordinationMedium
         public let clock: Clock
         public let netClock: NetClientClock?
+        /// Tells when `netClock` has settled (nil without a net clock).
+        public let settlement: NetClockSettlement?
+
+        /// Returns once the views may join the group on this link's clock: at once without a net clock, else
+        /// when the clock has settled (`NetClockSettling`). Waits as long as that takes: a view that joined on an
+        /// unsettled clock would be heard (and seen) off by the clock's error; meanwhile it is prerolled, waiting.
+        public func waitUntilClockSettled() async {
+            _ = await settlement?.waitUntilSettled()
+        }
     }
 
     public nonisolated let host: String
@@ -61,11 +70,13 @@ public actor MemberSession {
         guard let welcome = await member.welcome else { throw GroupLinkError.notWelcomed }
         var clock = Clock.systemClock()
         var netClock: NetClientClock?
+        var settlement: NetClockSettlement?
         if let announced = welcome.clock {
             do {
                 let following = try await SessionClock.follow(announced, sessionHost: host)
-                netClock = following
-                clock = following
+                netClock = following.clock
+                settlement = following.settlement
+                clock = following.clock
             } catch {
                 await member.leaveSession()
                 throw error
@@ -74,7 +85,8 @@ public actor MemberSession {
         let medium = NetworkCoordinationMedium(name: "member \(welcome.memberID) of \(host):\(port)", clock: clock,
                                                uplink: member)
         await member.attach(medium)
-        return Link(member: member, welcome: welcome, medium: medium, clock: clock, netClock: netClock)
+        return Link(member: member, welcome: welcome, medium: medium, clock: clock, netClock: netClock,
+                    settlement: settlement)
     }
 
     /// "net clock synced, RTT 0.07 ms" for the current link; nil without a net clock.
@@ -94,6 +106,12 @@ public actor MemberSession {
     }
 
     private func watch(_ link: Link) {
+        if let settlement = link.settlement {
+            let log = self.log
+            Task {
+                if let outcome = await settlement.waitUntilSettled() { log("group session: \(SessionClock.settledLabel(outcome))") }
+            }
+        }
         Task {
             for await notice in link.member.noticeStream {
                 await self.handle(notice)
@@ -125,7 +143,7 @@ public actor MemberSession {
                 current = link
                 let previousGuard = clockGuard
                 clockGuard = nil
-                try await stage?.move(to: link.medium)
+                try await stage?.move(to: link.medium) { await link.waitUntilClockSettled() }
                 // Suspensions the old link's guard holds end now, through the new medium: left held, a view
                 // would stay detached from the group for good.
                 await previousGuard?.stop()

@@ -14,9 +14,14 @@ public final class NetworkCoordinatedStage: PlayerCoordinatedStage, Sendable {
     private let views = ViewCoordinations()
     /// The medium of the current link to the host (a returning host means a new one: `move(to:)`).
     private let currentMedium: Mutex<NetworkCoordinationMedium>
+    /// Returns once the current link's clock may be played on (settled; see `MemberSession.Link`): every view
+    /// waits for it, prerolled, before it joins the group.
+    private let clockReady: Mutex<@Sendable () async -> Void>
 
-    public init(medium: NetworkCoordinationMedium, itemIdentifier: String) {
+    public init(medium: NetworkCoordinationMedium, itemIdentifier: String,
+                waitUntilClockSettled: @escaping @Sendable () async -> Void = {}) {
         self.currentMedium = Mutex(medium)
+        self.clockReady = Mutex(waitUntilClockSettled)
         self.itemIdentifier = itemIdentifier
     }
 
@@ -25,11 +30,16 @@ public final class NetworkCoordinatedStage: PlayerCoordinatedStage, Sendable {
     /// Moves every view to `medium` (a host that came back: a new link, a new net clock) and joins its group:
     /// each view leaves the old medium (its pipeline gives the old clock back), adopts the new clock and
     /// catches up with the group like a late joiner.
-    public func move(to medium: NetworkCoordinationMedium) async throws {
+    public func move(to medium: NetworkCoordinationMedium,
+                     waitUntilClockSettled: @escaping @Sendable () async -> Void = {}) async throws {
         currentMedium.withLock { $0 = medium }
+        clockReady.withLock { $0 = waitUntilClockSettled }
         for coordination in views.all {
             await coordination.coordinator.disconnect()
             try await coordination.coordinate(using: medium)
+        }
+        await waitUntilClockSettled()
+        for coordination in views.all {
             try await coordination.coordinator.join()
         }
     }
@@ -47,6 +57,14 @@ public final class NetworkCoordinatedStage: PlayerCoordinatedStage, Sendable {
 
     public func start(_ players: [Player]) async throws {
         for player in players { try await join(player) }
+    }
+
+    /// A view joins the group once the clock has settled (it is prerolled meanwhile); this stage's own `join`,
+    /// in place of `PlayerCoordinatedStage`'s.
+    public func join(_ player: Player) async throws {
+        let coordination = try attachedCoordination(for: player)
+        await (clockReady.withLock { $0 })()
+        try await coordination.coordinator.join()
     }
 
     /// "What happened?" on a member's view (`PlayerCoordination.whatHappened`): the group's time is read from the

@@ -40,6 +40,10 @@ struct Join: AsyncParsableCommand {
     @Option(name: .long, help: "Write every frame each view rendered on the shared clock to this JSON file at the end (headless).")
     var renderLog: String?
 
+    /// Scripts/bench-network's baseline row only: join on the first synchronised exchange, as before settling.
+    @Flag(name: .long, help: ArgumentHelp("Join the group as soon as the net clock first synchronised, without waiting for it to settle (bench baseline).", visibility: .hidden))
+    var joinUnsettled = false
+
     @Argument(help: "Media files or URIs (this member's copies of the host's item).")
     var media: [String] = []
 
@@ -93,7 +97,10 @@ struct Join: AsyncParsableCommand {
 
         let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
         ShutdownSignals.install(reporter: reporter) { signalContinuation.yield() }
-        let networked = NetworkCoordinatedStage(medium: link.medium, itemIdentifier: item)
+        let settled = !joinUnsettled
+        let networked = NetworkCoordinatedStage(medium: link.medium, itemIdentifier: item) {
+            if settled { await link.waitUntilClockSettled() }
+        }
         await session.attach(networked)
         let reporting = GroupEventReporting(networked, item: item, clock: link.clock, renderLog: renderLog != nil, reporter: reporter,
                                             coordinatorFor: { networked.coordination(for: $0)?.coordinator },

@@ -12,8 +12,9 @@
 //       clock's reading) as "pts_ns,monotonic_ns,netclock_ns" lines. Audio goes to the default PulseAudio sink
 //       (PULSE_SINK) with pulsesink's defaults unless properties are given.
 //   netclock-baseline probe --clock ADDR:PORT --seconds S [--minimum-update-interval MS] [--poll-interval MS]
-//                           [--window N] [--round-trip-limit MS]
-//       the client clock's true error over time with those tunables (Scripts/bench-network's clock section).
+//                           [--window N] [--round-trip-limit MS] [--settle-window N] [--settle-spread MS]
+//       the client clock's true error over time with those tunables (Scripts/bench-network's clock section), and
+//       when it settled (NetClockSettling with that window and spread).
 import Foundation
 import GStreamer
 import Synchronization
@@ -105,6 +106,14 @@ func probe(_ options: Options) async throws {
                                    minimumUpdateInterval: ms("minimum-update-interval") ?? NetClientClock.defaultMinimumUpdateInterval)
     if let poll = ms("poll-interval") { clock.pollInterval = poll }
     if let window = options.values["window"].flatMap(Int.init) { clock.calibrationWindow = window }
+    let criteria = NetClockSettling.Criteria(window: options.values["settle-window"].flatMap(Int.init) ?? 16,
+                                             spread: ms("settle-spread") ?? NetClockSettling.Criteria().spread)
+    let settlement = NetClockSettlement(clock: clock, criteria: criteria)
+    let settledAt = Mutex<UInt64?>(nil)
+    let settleWatch = Task {
+        if await settlement.waitUntilSettled() != nil { settledAt.withLock { $0 = system.time.nanoseconds } }
+    }
+    defer { settleWatch.cancel() }
     try await clock.waitForSync(timeout: .seconds(10))
     let synced = system.time
     say("synced \(Double((synced - started).nanoseconds) / 1e6) poll \(milliseconds(clock.pollInterval)) window \(clock.calibrationWindow)")
@@ -117,6 +126,10 @@ func probe(_ options: Options) async throws {
         let error = Double(Int64(bitPattern: reading &- midpoint)) / 1e3
         lines.append("error \(Double(before - synced.nanoseconds) / 1e6) \(error)")
         try await Task.sleep(for: .milliseconds(25))
+    }
+    if let at = settledAt.withLock({ $0 }), let outcome = settlement.outcome {
+        // ms after sync (negative: settled before the first "synced" signal was seen), accepted observations.
+        lines.append("settled \(Double(Int64(at) - Int64(synced.nanoseconds)) / 1e6) \(outcome.accepted) \(milliseconds(outcome.spread))")
     }
     say(lines.joined(separator: "\n"))
     withExtendedLifetime(clock) {}

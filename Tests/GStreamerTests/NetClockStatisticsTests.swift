@@ -7,6 +7,7 @@ final class NetClockStatisticsTests: XCTestCase {
         let structure = Structure(name: "gst-netclock-statistics", fields: [
             "synchronised": .bool(true), "rtt": .uint(41_000_000), "rtt-average": .uint(40_000_000),
             "discontinuity": .int(-12_000), "r-squared": .double(0.99), "timeout": .uint(20_000_000),
+            "local-clock-offset": .int(-1_500_000),
         ])
         let statistics = try XCTUnwrap(NetClockStatistics(structure))
         XCTAssertTrue(statistics.synchronised)
@@ -15,6 +16,7 @@ final class NetClockStatisticsTests: XCTestCase {
         XCTAssertEqual(statistics.discontinuity, .microseconds(-12))
         XCTAssertEqual(statistics.rSquared, 0.99)
         XCTAssertEqual(statistics.nextPoll, .milliseconds(20))
+        XCTAssertEqual(statistics.localClockOffset, .microseconds(-1500))
     }
 
     func testOtherStructuresAndIncompleteOnesAreNotStatistics() {

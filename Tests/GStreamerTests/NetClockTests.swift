@@ -31,6 +31,29 @@ final class NetClockTests: XCTestCase {
         XCTAssertNotNil(client.latestStatistics)
     }
 
+    /// A real client of a real provider settles (`NetClockSettlement`), after it synchronised, with the
+    /// calibration offsets of its last observations within the criteria's spread; its offset is then the
+    /// provider's: both serve the same system clock here, so the settled offset is near zero.
+    func testAClientOfALocalProviderSettlesAfterItSynchronised() async throws {
+        let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port, baseTime: .zero)
+        let settlement = NetClockSettlement(clock: client)
+        XCTAssertNil(settlement.outcome, "nothing exchanged yet")
+        let waiter = Task { await settlement.waitUntilSettled() }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(defaultTimeout))
+            waiter.cancel()
+        }
+        defer { timeout.cancel() }
+        let settled = await waiter.value
+        let outcome = try XCTUnwrap(settled, "not settled within \(defaultTimeout) s; last statistics: \(String(describing: client.latestStatistics))")
+        XCTAssertTrue(client.isSynchronised, "settled implies synchronised")
+        XCTAssertGreaterThanOrEqual(outcome.accepted, NetClockSettling.Criteria().window)
+        XCTAssertLessThanOrEqual(outcome.spread, NetClockSettling.Criteria().spread)
+        let offset = try XCTUnwrap(client.latestStatistics?.localClockOffset, "GStreamer 1.22 posts local-clock-offset")
+        XCTAssertLessThan(offset < .zero ? .zero - offset : offset, .milliseconds(5), "one system clock on both ends")
+    }
+
     func testTheTunablesAreReadBack() throws {
         let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
         let client = try NetClientClock(address: "127.0.0.1", port: provider.port,

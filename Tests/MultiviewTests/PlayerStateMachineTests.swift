@@ -95,11 +95,18 @@ final class PlayerStateMachineTests: XCTestCase {
         var m = playing()
         _ = m.apply(.endOfStream)
         XCTAssertTrue(m.reachedEnd)
-        XCTAssertEqual(m.apply(.seekStarted),
-                       [.rearmVideoWatch, .publishStatus(PlayerStatus(state: .playing, waitingToPlay: .seeking))])
+        // A flushing seek of a playing pipeline restarts its sinks by itself: the audio clock guard is armed for it.
+        XCTAssertEqual(m.apply(.seekStarted), [.armAudioClockGuard, .rearmVideoWatch,
+                                               .publishStatus(PlayerStatus(state: .playing, waitingToPlay: .seeking))])
         XCTAssertFalse(m.reachedEnd)
         XCTAssertFalse(m.watchesVideoFlow, "a seek's preroll is not starvation")
         XCTAssertEqual(m.apply(.seekFinished), [.publishStatus(PlayerStatus(state: .playing))])
+    }
+
+    func testASeekOfAPausedViewArmsNoAudioClockGuard() {
+        var m = playing()
+        _ = m.apply(.changeState(to: .paused))
+        XCTAssertFalse(m.apply(.seekStarted).contains(.armAudioClockGuard), "a paused pipeline does not restart its sinks")
     }
 
     func testASeekInsideAnotherOperationKeepsSeekingUntilBothAreDone() {

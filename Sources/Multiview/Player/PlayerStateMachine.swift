@@ -56,7 +56,8 @@ struct PlayerStateMachine: Sendable, Equatable {
     enum Action: Sendable, Equatable {
         /// Ask the pipeline for this state; the player handles the result (see `Player.perform`).
         case setPipelineState(ElementState)
-        /// Arm the PulseAudio sink's clock guard (before any PLAYING of a coordinated view).
+        /// Arm the PulseAudio sink's clock guard (before any PLAYING of a coordinated view, and before a flushing
+        /// seek of a playing one, which restarts its sinks by itself).
         case armAudioClockGuard
         case publishStatus(PlayerStatus)
         /// An audio interruption began (cork) or ended (uncork).
@@ -159,6 +160,9 @@ struct PlayerStateMachine: Sendable, Equatable {
         case .seekStarted:
             seeksInFlight += 1
             reachedEnd = false
+            // A flushing seek of a playing pipeline restarts its sinks by itself once it has prerolled again: that
+            // start uncorks the PulseAudio stream like any other, so the guard must be armed for it too.
+            if target == .playing { actions.append(.armAudioClockGuard) }
             actions += rearmVideoWatch()
         case .seekFinished:
             seeksInFlight = max(0, seeksInFlight - 1)
