@@ -18,6 +18,24 @@ import Synchronization
 /// reading plus the time elapsed since, without asking the sink. The stream was corked, so its time was frozen
 /// at that reading and runs with real time from the uncork on: the extrapolation is what the sink would report.
 ///
+/// Absurd readings (`AudioClockReadingPolicy` rule 3): libpulse's wrap can also happen outside the window (issue
+/// 15 row 5: an audio-only view stayed BUFFERING 0% after a seek, its stream reporting 8.5 years); a reading
+/// that runs ahead of real time by more than 10 s is refused and the last good one extrapolated instead.
+///
+/// A lost stream (issue 15, the PulseAudio-kill hang): GStreamer 1.22's pulsesink posts an error (`Disconnected`,
+/// `pa_stream_cork() failed`) while it holds PulseAudio's process-wide mainloop lock. audiobasesink asks a
+/// clock-following sink's clock, then starts its ring buffer (which uncorks the stream), at the start of every
+/// play, with the sink's object lock held; the error's message builds the sink's path, which takes that lock
+/// again: the streaming thread deadlocks on itself and keeps the mainloop lock, and every thread of the process
+/// that touches PulseAudio (other views' clock reads through `time`, state changes, teardown) blocks for good.
+/// So the guard learns that its stream is gone before that moment and then neither asks the sink nor lets that
+/// start reach it: `arm` asks the sink once, on the arming thread (no GStreamer lock held: a dead stream's error
+/// is posted there harmlessly), and the bus's sync handler marks the guard lost when its sink posts an error
+/// (`noteError(postedBy:)`, on the posting thread, before `arm` returns). A lost guard answers every reading
+/// with "none" and clears the ring buffer's may-start flag, so audiobasesink's start skips pulsesink's; the
+/// player replaces the sink when the error reaches it. What is left: the server dying between `arm` and the
+/// start instant it arms for (the start margin).
+///
 /// Threading: the clock calls `time` on whichever thread reads it (streaming threads, PulseAudio's thread); the
 /// state lives in one `Mutex`. The guard is installed when the sink is created, before any thread can read its
 /// clock, so swapping the clock's function and data pointers never races with a reader.
@@ -28,56 +46,67 @@ public final class AudioClockGuard: Sendable {
     /// `original` on the threads that call the clock, as the clock itself would have (the sink outlives its clock).
     private nonisolated(unsafe) let originalData: gpointer?
     private nonisolated(unsafe) let originalDestroy: GDestroyNotify?
-    private let window: Duration
-
-    private struct State {
-        /// Monotonic ns (`gst_util_get_timestamp`) after which the next reading opens a window; nil when not armed.
-        var armedAfter: UInt64?
-        var windowStart: UInt64 = 0
-        var windowEnd: UInt64 = 0
-        var windowBase: GstClockTime = 0
-        var extrapolated = 0
-        var windows = 0
-    }
-    private let state = Mutex(State())
+    private let state: Mutex<AudioClockReadingPolicy>
 
     private init(original: GstAudioClockGetTimeFunc, data: gpointer?, destroy: GDestroyNotify?, window: Duration) {
         self.original = original
         self.originalData = data
         self.originalDestroy = destroy
-        self.window = window
+        self.state = Mutex(AudioClockReadingPolicy(window: ClockTime(window).nanoseconds))
     }
 
     /// Readings answered by extrapolation, and windows opened, so far.
     public var statistics: (extrapolated: Int, windows: Int) { state.withLock { ($0.extrapolated, $0.windows) } }
+    /// Sink readings refused as absurd jumps so far.
+    public var refusedReadings: Int { state.withLock { $0.refused } }
+    /// The sink's stream is known lost: the guard no longer asks the sink, nor lets it start.
+    public var isLost: Bool { state.withLock { $0.isLost } }
 
     /// The next start of the sink's device happens no earlier than `delay` from now: the first clock reading from
-    /// then on opens a window.
+    /// then on opens a window. Asks the sink once first (see the type's comment): call it where no GStreamer lock
+    /// is held, before the start.
     public func arm(after delay: Duration = .zero) {
+        if !isLost, let clock = providedClock {
+            // Only for its side effect: a dead stream posts its error now, here, and the bus marks us lost.
+            _ = original(clock, originalData)
+        }
         let at = Self.now() + ClockTime(max(.zero, delay)).nanoseconds
-        state.withLock { $0.armedAfter = at }
+        state.withLock { $0.arm(at: at) }
+    }
+
+    /// The sink's stream is gone (its error was posted, or its player says so): from now on no reading asks the
+    /// sink and the sink's ring buffer may not start.
+    public func markLost() { state.withLock { $0.markLost() } }
+
+    /// The sink as audiobasesink; it outlives its clock (see `originalData`).
+    private var audioSink: UnsafeMutablePointer<GstAudioBaseSink>? {
+        originalData.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstAudioBaseSink.self) }
+    }
+
+    /// The sink's own clock, whose function we replaced.
+    private var providedClock: UnsafeMutablePointer<GstClock>? {
+        audioSink?.pointee.provided_clock
+    }
+
+    /// Keeps audiobasesink's coming ring buffer start from reaching pulsesink (an atomic flag: safe with the sink's
+    /// object lock held by the caller).
+    private func forbidStart() {
+        if let ringbuffer = audioSink?.pointee.ringbuffer { gst_audio_ring_buffer_may_start(ringbuffer, 0) }
     }
 
     fileprivate func time(_ clock: UnsafeMutablePointer<GstClock>?) -> GstClockTime {
         let now = Self.now()
-        let answer = state.withLock { s -> GstClockTime? in
-            // `now` was taken before the lock: another thread may have opened the window after it.
-            guard now >= s.windowStart, now < s.windowEnd else { return nil }
-            s.extrapolated += 1
-            return s.windowBase &+ GstClockTime(now - s.windowStart)
+        // `now` is taken before the lock: another thread may have opened the window after it.
+        switch state.withLock({ $0.beforeAsking(now: now) }) {
+        case .answer(let time): return GstClockTime(time)
+        case .lost:
+            forbidStart()
+            return ClockTime.noneRawValue
+        case .askSink: break
         }
-        if let answer { return answer }
         let reading = original(clock, originalData)
-        guard reading != ClockTime.noneRawValue else { return reading }
-        state.withLock { s in
-            guard let after = s.armedAfter, now >= after else { return }
-            s.armedAfter = nil
-            s.windowStart = now
-            s.windowEnd = now + ClockTime(window).nanoseconds
-            s.windowBase = reading
-            s.windows += 1
-        }
-        return reading
+        let sinkReading: UInt64? = reading == ClockTime.noneRawValue ? nil : UInt64(reading)
+        return state.withLock { $0.afterAsking(reading: sinkReading, now: now) }.map(GstClockTime.init) ?? ClockTime.noneRawValue
     }
 
     fileprivate func releaseOriginal() {
@@ -119,6 +148,20 @@ public final class AudioClockGuard: Sendable {
     /// The guard installed on `element`'s audio clock, if any.
     static func installed(on element: Element) -> AudioClockGuard? {
         (try? audioClock(of: element)).flatMap(guardian(of:))
+    }
+
+    /// An error message was posted by `source`: when it is a guarded sink, its stream is lost. Called by the bus's
+    /// sync handler on the posting thread (so a dead stream found by `arm`'s reading is marked before `arm`
+    /// returns).
+    static func noteError(postedBy source: UnsafeMutablePointer<GstObject>?) {
+        guard let source else { return }
+        let instance = UnsafeMutableRawPointer(source).assumingMemoryBound(to: GTypeInstance.self)
+        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else { return }
+        let sink = UnsafeMutableRawPointer(source).assumingMemoryBound(to: GstAudioBaseSink.self)
+        guard let provided = sink.pointee.provided_clock,
+              g_type_check_instance_is_a(UnsafeMutableRawPointer(provided).assumingMemoryBound(to: GTypeInstance.self),
+                                         gst_audio_clock_get_type()) != 0 else { return }
+        guardian(of: UnsafeMutableRawPointer(provided).assumingMemoryBound(to: GstAudioClock.self))?.markLost()
     }
 
     /// The guard behind `clock`'s function, nil when the function is not ours.

@@ -131,6 +131,8 @@ public final class Bus: ObjectRef, @unchecked Sendable {
         guard let message, let userData else { return GST_BUS_PASS }
         let box = Unmanaged<SyncHandlerBox>.fromOpaque(userData).takeUnretainedValue()
         if message.pointee.type == GST_MESSAGE_STREAM_STATUS, let realtime = box.realtime { realtime.apply(message) }
+        // Before anything else can ask it again (see `AudioClockGuard`): a sink whose PulseAudio stream died.
+        if message.pointee.type == GST_MESSAGE_ERROR { AudioClockGuard.noteError(postedBy: message.pointee.src) }
         box.continuation.yield(BusMessage(message, pipeline: box.pipeline))
         // A sync handler that returns DROP owns the message and must unref it (GstBusSyncHandler contract);
         // forgetting this leaks every message and, through its `src`, the pipeline.

@@ -12,6 +12,12 @@ enum StdinCommands {
                     let trimmed = line.trimmingCharacters(in: .whitespaces)
                     if trimmed.isEmpty { continue }
                     switch StageCommand.read(trimmed) {
+                    case .success(.quit):
+                        // The 2 s promise starts when `q` is read, not when the stage gets to it: a view whose
+                        // pipeline is wedged (GStreamer 1.22's pulsesink can deadlock after PulseAudio dies, see
+                        // `AudioClockGuard`) can block the stage, and then `q` would never end the process.
+                        reporter.quitRequested()
+                        continuation.yield(.quit)
                     case .success(let command): continuation.yield(command)
                     case .failure(let error): reporter.error(StageCommand.printable("\(error)"))
                     }
