@@ -29,7 +29,11 @@ final class VideoStarvationTests: XCTestCase {
         print("[starvation] \(verdict)")
         let held = await player.currentStatus
         let statuses = await log.statuses
-        XCTAssertTrue(verdict.starved, "still \(held) with its source held: \(verdict); statuses: \(statuses)")
+        // The state machine's whole state and the last flow snapshot tell a watch that did not tick from one that
+        // was told the view is not watched (`watchesVideoFlow`), if this ever fails again.
+        let machine = await player.machine
+        XCTAssertTrue(verdict.starved, "still \(held) with its source held: \(verdict); statuses: \(statuses); "
+                      + "flow \(flow.snapshot); watched \(machine.watchesVideoFlow); machine \(machine)")
         XCTAssertEqual(held.waitingToPlay, .buffering(percent: 0))
         hold = nil
         withExtendedLifetime(hold) {}
