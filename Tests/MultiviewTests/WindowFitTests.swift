@@ -280,14 +280,18 @@ final class WindowTagPixelTests: XCTestCase {
         }
         let before = try corner()
         XCTAssertEqual(before, try corner(), "paused: the corner is still")
-        let sent = ContinuousClock.now
         await stage.send(.toggleMute(view: nil))   // the tag gains "  muted"
+        // The stage takes the command in its own time (a loaded machine: over 1 s once); what is under test is that
+        // the new tag reaches the screen of a paused view with no frame to carry it. So: the tag is drawn, then the
+        // screen shows it (both with generous limits; a paused view that is never repainted fails either way).
+        let drawn = await eventually(timeout: .seconds(10)) { window.drawnTag(tile: 0)?.hasSuffix("muted") == true }
+        XCTAssertTrue(drawn, "the tag after mute: \(window.drawnTag(tile: 0) ?? "none")")
+        let shown = ContinuousClock.now
         var changed = false
-        while ContinuousClock.now - sent < .seconds(1) && !changed {
+        while ContinuousClock.now - shown < .seconds(5) && !changed {
             changed = try corner() != before
         }
-        XCTAssertTrue(changed, "within 1 s of mute, the paused view's tag changed on screen")
-        XCTAssertEqual(window.drawnTag(tile: 0)?.hasSuffix("muted"), true, window.drawnTag(tile: 0) ?? "none")
+        XCTAssertTrue(changed, "within 5 s of the muted tag being drawn, the paused view's corner changed on screen")
         await stage.send(.quit)
         _ = await run.value
     }
