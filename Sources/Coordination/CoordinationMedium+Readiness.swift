@@ -57,7 +57,8 @@ extension PlaybackCoordinationMedium {
             sink.finish()
         }
         alarmTask?.cancel()
-        let waited = elapsed()
+        // To the millisecond: the error names it ("not ready within 4.0 seconds", not 4.000084006).
+        let waited = Duration.milliseconds(Int64((elapsed() / .milliseconds(1)).rounded()))
         let cancelled = Task.isCancelled
         for (id, preparation) in preparations where answers[id] == nil {
             preparation.cancel()
