@@ -12,8 +12,10 @@ extension PlaybackCoordinationMedium {
     /// Everyone eligible prepares (seek + preroll, shown as "waiting for coordinated playback"); when all are
     /// ready, one start instant a little in the future (`StartMarginPolicy`); every pipeline's base time is set
     /// from it. The last participant to be ready starts the group from its own thread (`StartBarrier`); the
-    /// medium does it only when that could not happen. Throws `participantNotReady` for the first participant
-    /// that was not ready (the others have started without it).
+    /// medium does it only when that could not happen. The wait for readiness is bounded (`ReadinessPolicy`): a
+    /// participant not ready when it ends is left behind — skipped by the group's commands until the medium has
+    /// caught it up — and named: throws `participantNotReady` for the first one (the others have started without
+    /// it).
     func runBarrier(item: String, target: GroupState, originator: ParticipantID?) async throws {
         let generation = bump(item)
         let ids = roster.eligible(for: item)
@@ -24,10 +26,19 @@ extension PlaybackCoordinationMedium {
         let margin = marginPolicy.margin(participants: ids.count)
         let barrier = StartBarrier(expecting: ids, clock: pipelineTime, margin: margin, fires: target.isPlaying)
         startBarriers[item] = barrier
-        let results = await prepareAll(ids, command: command, barrier: barrier)
+        let results: [Prepared]
+        do {
+            results = try await prepareAll(ids, command: command, barrier: barrier)
+        } catch {
+            barrier.cancel()
+            if startBarriers[item] === barrier { startBarriers[item] = nil }
+            throw error
+        }
         let (fired, preparedStarts) = barrier.cancel()
         if startBarriers[item] === barrier { startBarriers[item] = nil }
         guard generations[item] == generation else { throw CoordinationError.superseded }
+        let notReady = results.filter { $0.took == nil }.map(\.id).sorted()
+        roster.leaveBehind(notReady)
         var ready: [ParticipantID] = []
         for result in results {
             guard let took = result.took else { continue }
@@ -64,7 +75,7 @@ extension PlaybackCoordinationMedium {
             // A participant that missed the instant is put on the group's timeline properly (prepare ahead, start
             // exactly on time).
             for id in late.sorted() where generations[item] == generation {
-                try? await catchUp(id)
+                do { try await catchUp(id) } catch { await leaveBehind([id]) }
             }
         } else {
             groups[item] = state
@@ -75,38 +86,10 @@ extension PlaybackCoordinationMedium {
                 try? await coordinators[id]?.perform(pause)
             }
         }
+        await leaveBehind(notReady)
         await broadcastParticipants()
         for result in results {
             if case .failure(let error) = result.outcome { throw error }
-        }
-    }
-
-    /// Asks every participant to prepare, each within the ready timeout; each hands its prepared start to the
-    /// barrier the moment it is ready.
-    private func prepareAll(_ ids: [ParticipantID], command: DelegatedCommand,
-                            barrier: StartBarrier) async -> [Prepared] {
-        let timeout = readyTimeout
-        let waitClock = self.waitClock
-        return await withTaskGroup(of: Prepared.self) { group in
-            for id in ids {
-                guard let coordinator = coordinators[id] else { continue }
-                group.addTask {
-                    let elapsed = stopwatch(on: waitClock)
-                    do {
-                        try await withDeadline(timeout, on: waitClock) {
-                            try await coordinator.prepare(command) { barrier.arrive(id, start: $0) }
-                        }
-                        return Prepared(id: id, outcome: .success(elapsed()))
-                    } catch let deadline as DeadlineExceeded {
-                        return Prepared(id: id, outcome: .failure(.participantNotReady(id, .timedOut(after: deadline.limit))))
-                    } catch {
-                        return Prepared(id: id, outcome: .failure(.participantNotReady(id, .failed(TargetFailure(error)))))
-                    }
-                }
-            }
-            var all: [Prepared] = []
-            for await result in group { all.append(result) }
-            return all
         }
     }
 

@@ -4,9 +4,11 @@ import GStreamer
 extension PlaybackCoordinationMedium {
     /// Prepares the participant at the media time the group will be at when it is ready, then starts it exactly
     /// when the group reaches that time; aims again when preparing took too long (`CatchUpPlanner`). A paused group
-    /// is joined by preparing and pausing at its time.
-    func catchUp(_ id: ParticipantID) async throws {
-        guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return }
+    /// is joined by preparing and pausing at its time. True when it is on the group's timeline (one left behind
+    /// takes part again); false when there was nothing to join, or the group stopped meanwhile.
+    @discardableResult
+    func catchUp(_ id: ParticipantID) async throws -> Bool {
+        guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return false }
         let item = entry.item
         roster[id]?.isReady = false
         if CatchUpPlanner.joinsPaused(group) {
@@ -14,16 +16,16 @@ extension PlaybackCoordinationMedium {
                                                            expectedItemIdentifier: item, originator: nil))
             try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: group.anchorMedia),
                                                            expectedItemIdentifier: item, originator: nil))
-            roster[id]?.isReady = true
+            await caughtUp(id)
             await coordinator.deliver(.joined(group))
             await broadcastParticipants()
-            return
+            return true
         }
         var planner = CatchUpPlanner(lastPrepare: entry.lastPrepare)
         while true {
             // The group stopped (a pause, a hold) while this participant was on its way: the barrier that did it
             // has told it where to be.
-            guard let current = groups[item], current.isPlaying else { return }
+            guard let current = groups[item], current.isPlaying else { return false }
             guard let media = planner.nextAim(group: current, now: pipelineTime.time) else {
                 throw CoordinationError.participantNotReady(id, .couldNotCatchUp(attempts: planner.attempts))
             }
@@ -41,10 +43,10 @@ extension PlaybackCoordinationMedium {
                 planner.missedStart()
                 continue
             }
-            roster[id]?.isReady = true
+            await caughtUp(id)
             await coordinator.deliver(.joined(current))
             await broadcastParticipants()
-            return
+            return true
         }
     }
 }

@@ -29,12 +29,14 @@ public protocol CoordinationMedium: Actor {
 ///
 /// What it decides, it asks a planner (values in, values out): `GroupCommandPlanner` (command → target state and
 /// announcements), `StartMarginPolicy`, `CatchUpPlanner` / `ImmediateStartPlanner`, `GroupRoster` (eligibility,
-/// rejoin) and `WaitingHold`. What it does itself is the I/O: asking participants to prepare, start and pause.
-/// Its waits (ready timeout) and measured spans run on `waitClock`, injected (a `TestClock` in tests); start
-/// instants and anchors are on the pipelines' clock, read through `pipelineTime`.
+/// rejoin), `WaitingHold` and `ReadinessPolicy` (how long to wait for readiness; bringing back one left behind).
+/// What it does itself is the I/O: asking participants to prepare, start and pause. Its waits and measured spans
+/// run on `waitClock`, injected (a `TestClock` in tests); start instants and anchors are on the pipelines' clock,
+/// read through `pipelineTime`.
 ///
 /// Threading: an actor; it owns the roster, the coordinators, the group states, the command generations, the
-/// barriers being prepared, the holds and the start-margin policy. Commands from any participant are serialised
+/// barriers being prepared, the holds, the start-margin and readiness policies and the tasks bringing back
+/// participants left behind. Commands from any participant are serialised
 /// here; the newest command for an item wins (an older one still preparing is abandoned before its instant).
 /// The coordinated start itself runs off the actor, on the thread of the last participant to be ready
 /// (`StartBarrier`).
@@ -47,8 +49,12 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public nonisolated let waitClock: any _Concurrency.Clock<Duration>
     /// How a coordinated start's instant is placed after everyone is ready (`StartMarginPolicy`).
     var marginPolicy = StartMarginPolicy()
-    /// How long a participant may take to get ready before the group starts without it.
-    public private(set) var readyTimeout: Duration = .seconds(10)
+    /// How long the group waits for participants to get ready, and how it brings back one it left behind.
+    public private(set) var readiness = ReadinessPolicy()
+    /// The longest a participant may take to get ready before the group starts without it (`readiness.limit`).
+    public var readyTimeout: Duration { readiness.limit }
+    /// Participants left behind being brought back (CoordinationMedium+Readiness.swift).
+    var bringBackTasks: [ParticipantID: Task<Void, Never>] = [:]
 
     var roster = GroupRoster()
     var coordinators: [ParticipantID: PlaybackCoordinator] = [:]
@@ -72,7 +78,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     /// The least margin between "everyone is ready" and the start instant (`StartMarginPolicy.floor`).
     public var startMargin: Duration { marginPolicy.floor }
     public func setStartMargin(_ margin: Duration) { marginPolicy.floor = margin }
-    public func setReadyTimeout(_ timeout: Duration) { readyTimeout = timeout }
+    public func setReadyTimeout(_ timeout: Duration) { readiness.limit = timeout }
+    public func setReadinessPolicy(_ policy: ReadinessPolicy) { readiness = policy }
 
     /// Where the time of the last barrier went: the slowest participant's own seek+preroll (command to ready,
     /// measured inside the group, under the group's load) and the start margin added after it. sync-report
@@ -106,6 +113,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public func disconnect(_ id: ParticipantID) async {
         roster.remove(id)
         coordinators[id] = nil
+        bringBackTasks.removeValue(forKey: id)?.cancel()
         for item in holds.keys { holds[item]?.remove(id) }
         await broadcastParticipants()
     }
@@ -148,7 +156,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             }
             await announce(plan, item: item, originator: originator, state: groups[item] ?? plan.target)
             for id in roster.eligible(for: item) where id != originator {
-                try? await catchUp(id)
+                do { try await catchUp(id) } catch { await leaveBehind([id]) }
             }
         case .barrier:
             try await runBarrier(item: item, target: plan.target, originator: originator)

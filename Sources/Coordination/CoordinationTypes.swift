@@ -27,6 +27,9 @@ public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {
     public static let whatHappened = SuspensionReason("whatHappened")
     /// The view was reloaded (its server came back): for a moment, so that the group catches it up again.
     public static let reloaded = SuspensionReason("reloaded")
+    /// Set by the medium, not the participant: it was not ready when the group stopped waiting for it, so the
+    /// group went on without it; it rejoins once the medium has caught it up (`ReadinessPolicy`).
+    public static let coordinatedPlaybackNotPossible = SuspensionReason("coordinatedPlaybackNotPossible")
 }
 
 /// Group state for one item: rate, playing or not, and the anchor — media time `anchorMedia` is rendered at

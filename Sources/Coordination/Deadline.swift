@@ -27,3 +27,13 @@ func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
     }
     return start(clock)
 }
+
+/// A sleep on `clock` until `span` after the moment this is called, not after the sleep begins: the task that sleeps
+/// may start late (a loaded machine, or a test clock that moved meanwhile).
+func alarm(on clock: any Clock<Duration>, after span: Duration) -> @Sendable () async throws -> Void {
+    func make<C: Clock<Duration>>(_ clock: C) -> @Sendable () async throws -> Void {
+        let deadline = clock.now.advanced(by: span)
+        return { try await clock.sleep(until: deadline, tolerance: nil) }
+    }
+    return make(clock)
+}

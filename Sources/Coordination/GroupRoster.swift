@@ -11,6 +11,10 @@ public struct GroupRoster: Sendable, Equatable {
         public var isReady = false
         /// The last measured seek+preroll time (command to ready), to aim late joins.
         public var lastPrepare: Duration = GroupRoster.assumedPrepare
+        /// The medium left it behind: it was not ready when a barrier stopped waiting (`ReadinessPolicy`). Like a
+        /// suspension (`coordinatedPlaybackNotPossible`), it is skipped by the group's commands until it has been
+        /// caught up.
+        public var leftBehind = false
 
         public init(item: String) { self.item = item }
     }
@@ -34,10 +38,32 @@ public struct GroupRoster: Sendable, Equatable {
 
     public mutating func remove(_ id: ParticipantID) { entries[id] = nil }
 
-    /// Who takes part in a command for `item`: its participants that are not suspended (a suspended participant
-    /// is skipped: the group's commands do not reach it until it rejoins).
+    /// Who takes part in a command for `item`: its participants that are not suspended and not left behind (they
+    /// are skipped: the group's commands do not reach them until they rejoin).
     public func eligible(for item: String) -> [ParticipantID] {
-        entries.filter { $0.value.item == item && $0.value.suspensions.isEmpty }.map(\.key).sorted()
+        entries.filter { $0.value.item == item && $0.value.suspensions.isEmpty && !$0.value.leftBehind }
+            .map(\.key).sorted()
+    }
+
+    /// Leaves participants behind (not ready when a barrier stopped waiting for them): not ready, skipped.
+    public mutating func leaveBehind(_ ids: [ParticipantID]) {
+        for id in ids where entries[id] != nil {
+            entries[id]?.leftBehind = true
+            entries[id]?.isReady = false
+        }
+    }
+
+    /// The participant is on its group's timeline again (caught up): it takes part in commands from now on.
+    public mutating func caughtUp(_ id: ParticipantID) {
+        entries[id]?.leftBehind = false
+        entries[id]?.isReady = true
+    }
+
+    /// Participants of `item` the medium left behind and that are not suspended on their own (those rejoin when
+    /// their suspensions end).
+    public func leftBehind(of item: String) -> [ParticipantID] {
+        entries.filter { $0.value.item == item && $0.value.leftBehind && $0.value.suspensions.isEmpty }
+            .map(\.key).sorted()
     }
 
     /// Every participant of `item`, suspended or not (they all hear what the group did).
@@ -61,11 +87,11 @@ public struct GroupRoster: Sendable, Equatable {
         entries[id]?.isReady = false
     }
 
-    /// Everyone as the others see them, by id.
+    /// Everyone as the others see them, by id; one left behind shows `coordinatedPlaybackNotPossible`.
     public func participants() -> [ParticipantInfo] {
         entries.map { id, entry in
             ParticipantInfo(id: id, itemIdentifier: entry.item, isReady: entry.isReady,
-                            suspensionReasons: entry.suspensions)
+                            suspensionReasons: entry.suspensions + (entry.leftBehind ? [.coordinatedPlaybackNotPossible] : []))
         }.sorted { $0.id < $1.id }
     }
 
@@ -76,7 +102,7 @@ public struct GroupRoster: Sendable, Equatable {
         case nothing
         /// No group for its item yet: its own state becomes the group state (one barrier).
         case foundGroup
-        /// Put it on the existing group's timeline (`CatchUpPlanner`).
+        /// Put it on the existing group's timeline (`CatchUpPlanner`); also one the medium left behind.
         case catchUp
     }
 
@@ -84,7 +110,7 @@ public struct GroupRoster: Sendable, Equatable {
         guard let entry = entries[id] else { return nil }
         guard entry.suspensions.isEmpty else { return .nothing }
         guard let group else { return .foundGroup }
-        if entry.isReady, group.isPlaying { return .nothing }
+        if entry.isReady, !entry.leftBehind, group.isPlaying { return .nothing }
         return .catchUp
     }
 }

@@ -65,6 +65,8 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     private let prepareTimes = Mutex<[Duration]>([])
     /// Buffer commands wait for a gate while gated; opening lets the waiting ones (and later ones) through.
     private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    /// While stalled, buffer commands hang (cancellation does not end them): a pipeline that never prerolls.
+    private let stall = Mutex<(on: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     /// Instants the prepared start (or "play at") started it at.
     private let starts = Mutex<[ClockTime]>([])
     /// How many buffer commands it has finished (its prepared start handed over).
@@ -97,6 +99,18 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     }
     var waitingAtGate: Int { gate.withLock { $0.waiting.count } }
 
+    func stallPreparing() { stall.withLock { $0.on = true } }
+    /// Ends the stall: the hung buffer commands go on (and later ones pass).
+    func endStall() {
+        let waiting = stall.withLock { state in
+            state.on = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+    var stalledPreparations: Int { stall.withLock { $0.waiting.count } }
+
     func adopt(clock: Clock) async throws {}
     func releaseClock() async {}
     func currentItemTime() async -> ClockTime? { .zero }
@@ -108,6 +122,14 @@ final class FakeTarget: CoordinatedPlaybackTarget {
         received.withLock { $0.append(command) }
         switch command.kind {
         case .buffer:
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let pass = stall.withLock { state -> Bool in
+                    guard state.on else { return true }
+                    state.waiting.append(continuation)
+                    return false
+                }
+                if pass { continuation.resume() }
+            }
             await passGate()
             try Task.checkCancellation()
             let span = prepareTimes.withLock { $0.isEmpty ? Duration.zero : $0.removeFirst() }

@@ -36,6 +36,28 @@ final class GroupRosterTests: XCTestCase {
         XCTAssertEqual(roster.eligible(for: "event"), [a, b])
     }
 
+    func testAParticipantLeftBehindIsSkippedShownAsSuchAndCaughtUpByARejoin() throws {
+        var roster = try roster()
+        roster.setReady([a, b], true)
+        roster.leaveBehind([b])
+        XCTAssertEqual(roster.eligible(for: "event"), [a], "a participant left behind took part")
+        XCTAssertEqual(roster.members(of: "event"), [a, b])
+        XCTAssertEqual(roster[b]?.isReady, false)
+        XCTAssertEqual(roster.leftBehind(of: "event"), [b])
+        XCTAssertEqual(roster.participants().map(\.suspensionReasons), [[], [.coordinatedPlaybackNotPossible], []])
+        XCTAssertEqual(roster.rejoinPlan(for: b, group: playing), .catchUp)
+        // Suspended on its own as well: its suspension's end rejoins it, not the medium.
+        roster.setSuspensions(b, [.stallRecovery])
+        XCTAssertEqual(roster.leftBehind(of: "event"), [])
+        XCTAssertEqual(roster.rejoinPlan(for: b, group: playing), .nothing)
+        roster.setSuspensions(b, [])
+        roster.caughtUp(b)
+        XCTAssertEqual(roster.eligible(for: "event"), [a, b])
+        XCTAssertEqual(roster[b]?.isReady, true)
+        XCTAssertEqual(roster.participants().map(\.suspensionReasons), [[], [], []])
+        XCTAssertEqual(roster.rejoinPlan(for: b, group: playing), .nothing)
+    }
+
     func testRejoinFoundsAGroupCatchesUpOrDoesNothing() throws {
         var roster = try roster()
         XCTAssertEqual(roster.rejoinPlan(for: a, group: nil), .foundGroup)

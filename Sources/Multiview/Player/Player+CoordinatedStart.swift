@@ -88,9 +88,18 @@ extension Player {
         withdrawPendingStart()
         apply(.coordinatedWaiting(true))
         // PAUSED first, then the seek: seeking while the PLAYING→PAUSED change is still pending can lose the
-        // seek under load (the view then keeps its own position).
+        // seek under load (the view then keeps its own position). But a view whose data stopped behind a blocked
+        // output cannot preroll where it is: its audio sink stopped consuming (a PulseAudio stream that did not
+        // play for seconds: the soak's added view), the audio queues filled, the demuxer blocked on them and the
+        // video queue ran dry, so PAUSED waits for a video frame that only a flush brings. That wait was the
+        // soak's view frozen for good ("waiting for coordinated playback", every later preparation the same), so
+        // it is bounded: past it, the flushing seek below brings the preroll itself.
         if machine.current != .paused || machine.target != .paused {
-            try await changeState(to: .paused, timeout: timeout)
+            do {
+                try await changeState(to: .paused, timeout: min(timeout, Player.pauseBeforeSeekLimit))
+            } catch let error as PlayerError where failure == nil && pipeline.isStateChangePending {
+                guard case .timeout = error.cause else { throw error }
+            }
         }
         if audio.streamNeedsPriming { try await primeAudioStream(timeout: timeout) }
         var target = time
@@ -111,6 +120,11 @@ extension Player {
         // be ready does), and every hop before it would delay the start.
         whenPrepared?(coordinated.pendingStart)
     }
+
+    /// How long a coordinated preparation waits for PAUSED before its flushing seek prerolls the view instead (a
+    /// pipeline starved behind a blocked output never reaches PAUSED in place; one that is not reaches it in
+    /// milliseconds).
+    public static let pauseBeforeSeekLimit: Duration = .seconds(2)
 
     /// How late a "start at C" may arrive and still start (its first frame then shows at most this much late,
     /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
