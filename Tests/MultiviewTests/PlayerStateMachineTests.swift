@@ -25,10 +25,19 @@ final class PlayerStateMachineTests: XCTestCase {
         XCTAssertEqual(m.apply(.changeState(to: .playing)),
                        [.armAudioClockGuard, .publishStatus(PlayerStatus(state: .paused, waitingToPlay: .loading))])
         XCTAssertFalse(m.hasPlayed)
-        XCTAssertEqual(m.apply(.settled(.playing)), [.publishStatus(PlayerStatus(state: .playing))])
+        // The settled read of PLAYING starts the video watch (a first PLAYING that rearmed nothing left a starved
+        // view unjudged for good: the bus's own message then found the view playing already).
+        XCTAssertEqual(m.apply(.settled(.playing)), [.rearmVideoWatch, .publishStatus(PlayerStatus(state: .playing))])
         XCTAssertTrue(m.hasPlayed)
-        // The bus's own message for the same change publishes nothing new.
+        // The bus's own message for the same change does nothing more.
         XCTAssertEqual(m.apply(.stateChanged(.playing)), [])
+    }
+
+    func testWhicheverReportsPlayingFirstRearmsTheVideoWatchOnce() {
+        var m = Machine()
+        _ = m.apply(.changeState(to: .playing))
+        XCTAssertEqual(m.apply(.stateChanged(.playing)).filter { $0 == .rearmVideoWatch }, [.rearmVideoWatch])
+        XCTAssertEqual(m.apply(.settled(.playing)).filter { $0 == .rearmVideoWatch }, [])
     }
 
     func testPausingIsNotWaitingAndAPausedRequestArmsNoGuard() {

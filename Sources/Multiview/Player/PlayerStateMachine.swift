@@ -106,6 +106,10 @@ struct PlayerStateMachine: Sendable, Equatable {
             if new == .playing && current != .playing { actions += rearmVideoWatch() }
             current = new
         case .settled(let state):
+            // The same rule as the bus's message for it: whichever of the two reports PLAYING first rearms the
+            // watch (the settled read often comes first; the bus's message then finds the view playing already, and
+            // a first PLAYING that rearmed nothing left the watch unstarted: a starved view was never judged).
+            if state == .playing && current != .playing { actions += rearmVideoWatch() }
             current = state
         case .buffering(let percent):
             bufferingPercent = percent
