@@ -9,20 +9,8 @@ import XCTest
 /// coordinator turns into a `stallRecovery` suspension) and plays again when frames come back; nothing else does.
 final class VideoStarvationTests: XCTestCase {
     func testAViewWhoseSourceStopsDeliveringShowsBufferingThenPlaysAgain() async throws {
-        let player = try makePlayer()
-        let source = Holder()
-        let setup = try player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
-        // Every status the view goes through, for the failure message.
-        let log = await EventLog(player)
-        try await player.load(MediaSource(TestMedia.angle1))
-        try await player.play()
-        let flow = await player.videoFlow
-        // Held once frames are shown (an event, not a time).
-        let shown = await eventually(timeout: .seconds(10)) { flow.snapshot.arrivals >= 5 }
-        let firstStatuses = await log.statuses
-        XCTAssertTrue(shown, "no frames reached the sink: \(firstStatuses)")
-        let pad = try XCTUnwrap(source.element, "no source element was set up").staticPad("src")
-        var hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
+        let (player, setup, log, flow) = try await playAngle1()
+        var hold: PadProbe? = try holdSource()
         // The view first plays out what its queues hold (decodebin3's multiqueue keeps at least 1 s, see
         // MultiqueueFloor; 2.5 s here, longer when decoding is slowed by load), then the watch judges it.
         let verdict = await waitForStarvation(player, flow)
@@ -43,6 +31,31 @@ final class VideoStarvationTests: XCTestCase {
         XCTAssertTrue(playing, "not playing again once data flows: \(after); flow \(flow.snapshot); statuses: \(allStatuses)")
         withExtendedLifetime(setup) {}
         await player.stop()
+    }
+
+    /// The source element of the view `playAngle1` made (from its "source-setup" signal).
+    private let source = Holder()
+
+    /// A player playing angle1 once 5 frames were shown (an event, not a time), with every status it goes through
+    /// logged for the failure messages; the signal connection is the caller's to keep alive.
+    private func playAngle1() async throws -> (Player, SignalConnection, EventLog, VideoFlow) {
+        let player = try makePlayer()
+        let source = self.source
+        let setup = try player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
+        let log = await EventLog(player)
+        try await player.load(MediaSource(TestMedia.angle1))
+        try await player.play()
+        let flow = await player.videoFlow
+        let shown = await eventually(timeout: .seconds(10)) { flow.snapshot.arrivals >= 5 }
+        let firstStatuses = await log.statuses
+        XCTAssertTrue(shown, "no frames reached the sink: \(firstStatuses)")
+        return (player, setup, log, flow)
+    }
+
+    /// Holds the view's source: its output blocks until the returned probe is released.
+    private func holdSource() throws -> PadProbe {
+        let pad = try XCTUnwrap(source.element, "no source element was set up").staticPad("src")
+        return pad.addProbe([.buffer, .blocking]) { _ in .ok }
     }
 
     /// How the wait for the starvation verdict ended.
@@ -90,19 +103,8 @@ final class VideoStarvationTests: XCTestCase {
     /// are handed to the player as its bus would (what a sink that lost its state and prerolled again, or state
     /// messages delivered late, look like).
     func testAViewReportedPlayingAgainAfterItsLastFrameIsJudgedStarvedAgain() async throws {
-        let player = try makePlayer()
-        let source = Holder()
-        let setup = try player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
-        let log = await EventLog(player)
-        try await player.load(MediaSource(TestMedia.angle1))
-        try await player.play()
-        let flow = await player.videoFlow
-        // Held once frames are shown (an event, not a time).
-        let shown = await eventually(timeout: .seconds(10)) { flow.snapshot.arrivals >= 5 }
-        let firstStatuses = await log.statuses
-        XCTAssertTrue(shown, "no frames reached the sink: \(firstStatuses)")
-        let pad = try XCTUnwrap(source.element, "no source element was set up").staticPad("src")
-        let hold: PadProbe? = pad.addProbe([.buffer, .blocking]) { _ in .ok }
+        let (player, setup, log, flow) = try await playAngle1()
+        let hold: PadProbe? = try holdSource()
         // Starved once: judged within 5 s of the last frame (the queues drain slowly under load; see
         // `waitForStarvation`).
         let verdict = await waitForStarvation(player, flow)
