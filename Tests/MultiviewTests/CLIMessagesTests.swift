@@ -73,7 +73,7 @@ final class CLIMessagesTests: XCTestCase {
     func testBadStdinCommandsOnAFileViewAreOneLineInTheUsersTerms() throws {
         // Sent at once, as a user typing ahead of the first frame would; then every answer is waited for (the good
         // commands answer once the view has prerolled, which a busy machine can take seconds for) before `q`.
-        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--duration", "60", TestMedia.angle1])
+        let app = try InteractiveCLI([binary, "play", "--headless", "--no-audio", "--duration", "60", TestMedia.angle1])
         defer { app.kill() }
         app.send("priority 1 high\naudio 2\nexternal none\nseek 0:01\n+1\nrate 2\ndance\nvolume 1 500\n\u{1B}[A")
         let expected = [
@@ -94,7 +94,7 @@ final class CLIMessagesTests: XCTestCase {
         XCTAssertEqual(app.waitForExit(), 0, app.transcript)
         let stderr = app.stderr, stdout = app.stdout
         let lines = stderr.split(separator: "\n").map(String.init)
-        XCTAssertTrue(answered, "not every command answered within 30 s")
+        XCTAssertTrue(answered, "not every command answered within 30 s; status lines and stderr:\n\(stdout.suffix(3000))\n\(stderr)")
         for line in expected { XCTAssertTrue(lines.contains(line), "missing '\(line)' in:\n\(stderr)") }
         XCTAssertEqual(leaks(stdout + stderr), [], stderr)
         XCTAssertFalse(stderr.contains("\u{1B}"), "no raw escape byte reaches the terminal")

@@ -32,7 +32,16 @@ final class PlayerOperationQueueTests: XCTestCase {
         try await second.value
         let position = try XCTUnwrap(player.queryPosition()).seconds
         XCTAssertEqual(position, 12, accuracy: 0.1, "the merged seek went to the newest target")
-        let seeks = await log.events.compactMap { if case .seekCompleted(let p) = $0 { return p } else { return nil } }
+        // The log hears of the seek through the player's event stream, after the callers returned: wait for it,
+        // then give a second seek (the failure this test looks for) time to be heard too.
+        let completedSeeks = {
+            await log.events.compactMap { if case .seekCompleted(let p) = $0 { return p } else { return nil } }
+        }
+        let heard = await eventually(timeout: .seconds(5)) { !(await completedSeeks()).isEmpty }
+        let events = await log.events
+        XCTAssertTrue(heard, "no seekCompleted event within 5 s: \(events)")
+        try await Task.sleep(for: .milliseconds(500))
+        let seeks = await completedSeeks()
         XCTAssertEqual(seeks.count, 1, "one seek ran for both callers: \(seeks)")
         let busy = await player.operations.isBusy
         XCTAssertFalse(busy, "the queue was not released")

@@ -75,6 +75,8 @@ public actor Player {
     /// The streams of the media (stream collection), what plays now (streams-selected) and the language wishes
     /// (LanguageSelection.swift).
     var streamCollection: [BusMessage.StreamInfo] = []
+    /// The collection `streamCollection` came from (see `learnLanguagesTaggedSincePosted`).
+    var liveStreamCollection: StreamCollection?
     var currentSelection: [BusMessage.StreamInfo] = []
     var languagePreferences = LanguagePreferences()
 
@@ -82,6 +84,9 @@ public actor Player {
     private var nextSubscriberID = 0
     private var asyncDoneWaiters: [Int: CheckedContinuation<Void, Error>] = [:]
     private var nextWaiterID = 0
+    /// Wake-ups of the waiters so far, and timeouts that fired before their waiter was stored (see
+    /// `waitForAsyncDoneMessage`: a waiter stored after either must not wait).
+    private var asyncDoneWakeups = 0, expiredWaiters: [Int: Error] = [:]
 
     public init(configuration: PlayerConfiguration) throws {
         try self.init(configuration: configuration, clock: ContinuousClock())
@@ -257,9 +262,8 @@ public actor Player {
             apply(.clockLost)
         case .requestState(_, let state):
             apply(.requestState(state, coordinated: interceptor != nil))
-        case .streamCollection(_, let streams):
-            updateMediaInfo(streams)
-            streamCollection = mergingLanguages(into: streams, from: streamCollection)
+        case .streamCollection(_, let streams, let live):
+            learnStreams(streams, live: live)
             failIfNothingDecodes()
             // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
             if machine.current >= .paused { applyLanguagePreferencesReporting() }
@@ -386,8 +390,7 @@ public actor Player {
             try await Task.sleep(for: .milliseconds(5))
         }
         if pipeline.stateChangeFailed {
-            // The change failed; the error message that says why is still on its way over the bus (the actor
-            // handles it in order). Wait for it briefly so the caller gets the classified cause.
+            // Failed; the error saying why is still on its way over the bus: wait briefly for the classified cause.
             try await waitForFailure(within: Player.errorGrace)
             let error = failure ?? PlayerError(view: view, cause: .stateChangeFailed(to: machine.target))
             fail(error)
@@ -408,22 +411,36 @@ public actor Player {
         if let failure { throw failure }
         let id = nextWaiterID
         nextWaiterID += 1
-        let view = self.view
-        let timer = Task(executorPreference: executor) { [weak self] in
+        expiredWaiters = [:]
+        let timer = Task(executorPreference: executor) { [weak self, view] in
             try await Task.sleep(for: timeout)
             await self?.expireWaiter(id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
         }
         defer { timer.cancel() }
+        // Entering `withCheckedThrowingContinuation` can hop (its body runs in a later job on the player's queue):
+        // a wake-up or a timeout in between must not be missed (see `acquireOperation`).
+        let wakeupsBefore = asyncDoneWakeups
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            asyncDoneWaiters[id] = c
+            if let expired = expiredWaiters.removeValue(forKey: id) {
+                c.resume(throwing: expired)
+            } else if asyncDoneWakeups != wakeupsBefore {
+                if let failure { c.resume(throwing: failure) } else { c.resume() }
+            } else {
+                asyncDoneWaiters[id] = c
+            }
         }
     }
 
     private func expireWaiter(_ id: Int, error: Error) {
-        asyncDoneWaiters.removeValue(forKey: id)?.resume(throwing: error)
+        if let waiter = asyncDoneWaiters.removeValue(forKey: id) {
+            waiter.resume(throwing: error)
+        } else if id == nextWaiterID - 1 {
+            expiredWaiters[id] = error   // fired before its waiter was stored: the waiter takes it then
+        }
     }
 
     private func resumeWaiters(with error: Error? = nil) {
+        asyncDoneWakeups += 1
         let waiters = asyncDoneWaiters
         asyncDoneWaiters = [:]
         for (_, w) in waiters {

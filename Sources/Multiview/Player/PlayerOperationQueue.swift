@@ -23,7 +23,7 @@ struct PlayerOperationQueue {
         var position: ClockTime
         var accurate: Bool
         /// Callers whose seeks were merged into this one (the first caller runs it).
-        var merged: [CheckedContinuation<Void, Error>] = []
+        var merged: [CheckedContinuation<Bool, Error>] = []
     }
 
     /// Whether an operation holds the pipeline now.
@@ -45,8 +45,19 @@ extension Player {
             operations.busy = true
             return
         }
-        await withCheckedContinuation { operations.waiting.append($0) }
-        // Handed over by `releaseOperation`: `busy` stayed true.
+        // Checked again inside: the body runs on the actor but not necessarily in this same job. Entering
+        // `withCheckedContinuation` can hop (re-enqueue on the player's queue) before the body runs, and the
+        // operation holding the queue can end in between; it then found nobody waiting, and this caller would
+        // have waited for a hand-over that never came (seen: `seek` typed while the view opened, never answered).
+        await withCheckedContinuation { continuation in
+            if operations.busy {
+                operations.waiting.append(continuation)
+            } else {
+                operations.busy = true
+                continuation.resume()
+            }
+        }
+        // Handed over by `releaseOperation` (`busy` stayed true), or taken when it turned out free.
     }
 
     private func releaseOperation() {
@@ -63,8 +74,17 @@ extension Player {
         if operations.queuedSeek != nil {
             operations.queuedSeek?.position = position
             operations.queuedSeek?.accurate = accurate
-            try await withCheckedThrowingContinuation { operations.queuedSeek?.merged.append($0) }
-            return
+            // As in `acquireOperation`, the body may run a job later: if the waiting seek was taken meanwhile,
+            // it runs without this target, so this caller queues a seek of its own instead of waiting on nothing.
+            let merged = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, Error>) in
+                if operations.queuedSeek != nil {
+                    operations.queuedSeek?.merged.append(continuation)
+                } else {
+                    continuation.resume(returning: false)
+                }
+            }
+            if merged { return }
+            return try await queuedSeek(to: position, accurate: accurate, timeout: timeout)
         }
         operations.queuedSeek = PlayerOperationQueue.QueuedSeek(position: position, accurate: accurate)
         await acquireOperation()
@@ -74,7 +94,7 @@ extension Player {
         operations.queuedSeek = nil
         do {
             try await seekNow(to: seek.position, accurate: seek.accurate, timeout: timeout)
-            for caller in seek.merged { caller.resume() }
+            for caller in seek.merged { caller.resume(returning: true) }
         } catch {
             for caller in seek.merged { caller.resume(throwing: error) }
             throw error
