@@ -11,6 +11,12 @@ import Synchronization
 /// `stream-status` ENTER (GStreamer posts that from the new thread), and undone on LEAVE (task threads come
 /// from a pool and may later run an ordinary task). Needs CAP_SYS_NICE (root) or an rtprio limit; when the
 /// kernel refuses, `report` is told once per thread and nothing else changes.
+///
+/// The policy is set with `SCHED_RESET_ON_FORK`: a thread created *by* a real-time thread inherits its policy
+/// otherwise, and both a streaming thread (waking a Swift task makes libdispatch start a pool thread from the
+/// caller; the first GSettings use starts GLib's "dconf worker") and a `RealtimeSection` create threads — which
+/// then ran SCHED_FIFO for the rest of the process (seen on cold test runs: a cooperative-pool thread and
+/// "dconf worker" at SCHED_FIFO after the player had stopped).
 public struct RealtimeStreamThreads: Sendable {
     /// Names of the elements whose streaming tasks get real-time priority.
     public var owners: Set<String>
@@ -34,7 +40,7 @@ public struct RealtimeStreamThreads: Sendable {
         switch type {
         case GST_STREAM_STATUS_TYPE_ENTER:
             parameters.sched_priority = priority
-            report(name, pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0)
+            report(name, pthread_setschedparam(pthread_self(), realtimePolicy, &parameters) == 0)
         case GST_STREAM_STATUS_TYPE_LEAVE:
             parameters.sched_priority = 0
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_OTHER), &parameters)
@@ -58,12 +64,18 @@ public enum RealtimeSection {
         let known = pthread_getschedparam(thread, &policy, &previous) == 0
         var raised = sched_param()
         raised.sched_priority = priority
-        let changed = known && policy != Int32(SCHED_FIFO)
-            && pthread_setschedparam(thread, Int32(SCHED_FIFO), &raised) == 0
+        let changed = known && policy & ~schedResetOnFork != Int32(SCHED_FIFO)
+            && pthread_setschedparam(thread, realtimePolicy, &raised) == 0
         defer { if changed { _ = pthread_setschedparam(thread, policy, &previous) } }
         return try body()
     }
 }
+
+/// Linux's `SCHED_RESET_ON_FORK` (sched(7)), not exported by the Glibc module: or-ed into a policy, threads the
+/// thread creates start at SCHED_OTHER instead of inheriting the real-time policy.
+private let schedResetOnFork: Int32 = 0x4000_0000
+/// SCHED_FIFO that new threads do not inherit (see `RealtimeStreamThreads`).
+private let realtimePolicy = Int32(SCHED_FIFO) | schedResetOnFork
 
 /// An owned `GstBus`. Messages are delivered by a *sync handler*: GStreamer calls it on the posting thread,
 /// it copies the message into a `BusMessage` and yields it into an `AsyncStream`. Nothing polls; nothing is
