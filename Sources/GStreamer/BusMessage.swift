@@ -65,7 +65,10 @@ public enum BusMessage: Sendable {
     /// An element asks the application to change the pipeline state (pulsesink does on cork/uncork).
     case requestState(Source, ElementState)
     case streamStart(Source)
-    case streamCollection(Source, [StreamInfo])
+    /// The streams as they were when the message was posted, and the collection itself: a stream's tags (its
+    /// language) can arrive after the message (parsebin stores a tag event on the stream when it passes), so
+    /// `live.streams` reads them again.
+    case streamCollection(Source, [StreamInfo], live: StreamCollection?)
     case streamsSelected(Source, [StreamInfo])
     case durationChanged(Source)
     /// A plugin needed to decode a stream is not installed (`gst_is_missing_plugin_message`). `mediaType` is the
@@ -80,7 +83,7 @@ public enum BusMessage: Sendable {
         case .error(let e), .warning(let e): return e.source
         case .eos(let s), .stateChanged(let s, _, _, _), .asyncDone(let s, _), .buffering(let s, _),
              .clockLost(let s), .newClock(let s), .latency(let s), .requestState(let s, _), .streamStart(let s),
-             .streamCollection(let s, _), .streamsSelected(let s, _), .durationChanged(let s),
+             .streamCollection(let s, _, _), .streamsSelected(let s, _), .durationChanged(let s),
              .missingPlugin(let s, _, _), .element(let s, _), .application(let s, _), .other(let s, _):
             return s
         }
@@ -138,8 +141,9 @@ extension BusMessage {
         case GST_MESSAGE_STREAM_COLLECTION:
             var collection: UnsafeMutablePointer<GstStreamCollection>?
             gst_message_parse_stream_collection(message, &collection)
-            self = .streamCollection(source, BusMessage.streams(of: collection))
-            if let collection { gst_object_unref(collection) }
+            // The parse returned a reference of our own: the wrapper takes it over.
+            self = .streamCollection(source, BusMessage.streams(of: collection),
+                                     live: collection.map { StreamCollection(takingOwnershipOf: UnsafeMutableRawPointer($0)) })
         case GST_MESSAGE_STREAMS_SELECTED:
             var streams: [StreamInfo] = []
             for i in 0..<gst_message_streams_selected_get_size(message) {
@@ -225,5 +229,15 @@ extension BusMessage {
             gst_tag_list_unref(tags)
         }
         return StreamInfo(id: id, kind: kind, caps: capsText, language: language, codec: codec)
+    }
+}
+
+/// An owned `GstStreamCollection`, kept to read its streams' current tags later (see `BusMessage.streamCollection`).
+/// Sendable: the collection's stream list is fixed once posted, and each stream's tags are read under the
+/// stream's own object lock by `gst_stream_get_tags`.
+public final class StreamCollection: ObjectRef, @unchecked Sendable {
+    /// Every stream with the tags it carries now.
+    public var streams: [BusMessage.StreamInfo] {
+        BusMessage.streams(of: UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstStreamCollection.self))
     }
 }

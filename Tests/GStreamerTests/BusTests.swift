@@ -184,7 +184,7 @@ final class BusTests: XCTestCase {
         let bus = playbin.bus()
         let recorder = BusRecorder(bus.messages())
         let collection = recorder.expectation("stream collection") {
-            if case .streamCollection(_, let streams) = $0 { return streams.count >= 2 }
+            if case .streamCollection(_, let streams, _) = $0 { return streams.count >= 2 }
             return false
         }
         let prerolled = recorder.expectation("async-done") { $0.pipelineEvent == .asyncDone }
@@ -196,8 +196,8 @@ final class BusTests: XCTestCase {
         XCTAssertFalse(recorder.messages.value.contains(where: \.isError),
                        "\(recorder.messages.value.compactMap(\.errorInfo))")
 
-        guard case .streamCollection(_, let streams)? = recorder.first(where: {
-            if case .streamCollection(_, let s) = $0 { return s.count >= 2 } else { return false }
+        guard case .streamCollection(_, let streams, _)? = recorder.first(where: {
+            if case .streamCollection(_, let s, _) = $0 { return s.count >= 2 } else { return false }
         }) else { return XCTFail("no collection") }
         XCTAssertEqual(streams.count, 2, "\(streams)")
         let video = try XCTUnwrap(streams.first { $0.kind == .video })

@@ -76,6 +76,14 @@ extension Player {
     }
 
     private func checkLanguage(_ language: String, among options: [BusMessage.StreamInfo], kind: String) throws {
+        var options = options
+        if !options.contains(where: { LanguagePreferences.matches($0.language, language) }), options.contains(where: { $0.language == nil }) {
+            // A language tag can reach its stream after every message that listed the streams (a sparse subtitle
+            // stream's tag event passes late): read the collection's tags again before saying it is not there.
+            learnLanguagesTaggedSincePosted()
+            let known = Set(options.map(\.id))
+            options = streamCollection.filter { known.contains($0.id) }
+        }
         guard options.contains(where: { LanguagePreferences.matches($0.language, language) }) else {
             throw LanguageSelectionError.noSuchLanguage(view: view, kind: kind, language: language,
                                                         available: options.map { $0.language ?? "und" })
@@ -106,6 +114,19 @@ extension Player {
             if let current = currentSelection.first(where: { $0.kind == .text }) { ids.append(current.id) }
         }
         return ids
+    }
+
+    /// A new stream collection: its streams (keeping languages learnt before) and the collection itself.
+    func learnStreams(_ streams: [BusMessage.StreamInfo], live: StreamCollection?) {
+        updateMediaInfo(streams)
+        streamCollection = mergingLanguages(into: streams, from: streamCollection)
+        liveStreamCollection = live
+    }
+
+    /// Fills in the languages the collection's streams were tagged with after it was posted.
+    func learnLanguagesTaggedSincePosted() {
+        guard let live = liveStreamCollection else { return }
+        streamCollection = mergingLanguages(into: streamCollection, from: live.streams)
     }
 
     /// `streams` with each missing language filled in from `known` (same stream id).

@@ -1,0 +1,47 @@
+import GStreamer
+import TestSupport
+import XCTest
+@testable import Multiview
+
+/// A stream's language tag can reach it after every message that listed the streams: parsebin stores a tag event
+/// on its stream when the event passes, and a sparse subtitle stream's event can pass after the collection and the
+/// last STREAMS_SELECTED were posted. `subs N en` then found only "und" and refused (a cold-run failure of
+/// SubtitleToggleTests: "no subtitle track in language 'en' (available: und)"). The player reads the collection's
+/// tags again before it refuses.
+final class LateLanguageTagTests: XCTestCase {
+    func testALanguageTaggedAfterTheMessagesIsStillFound() async throws {
+        let player = try makePlayer(1, name: "late-tag")
+        try await player.load(MediaSource(TestMedia.path("angle3-right.mkv")))
+        try await player.play()
+        let playing = await eventually(timeout: .seconds(10)) { (await player.queryPosition() ?? .zero) >= .milliseconds(500) }
+        XCTAssertTrue(playing, "the view did not start")
+
+        // What the player knew from the messages when the tag came late: no language on any stream.
+        await player.forgetLanguagesFromMessages()
+        let unknown = await player.subtitleOptions
+        XCTAssertFalse(unknown.isEmpty, "angle3-right.mkv has a subtitle stream")
+        XCTAssertTrue(unknown.allSatisfy { $0.language == nil }, "\(unknown)")
+
+        try await player.selectSubtitles(.language("en"))
+        let options = await player.subtitleOptions
+        XCTAssertTrue(options.contains { $0.language == "en" }, "the English tag was not learned from the collection: \(options)")
+        let shown = await eventually(timeout: .seconds(5)) {
+            let selected = await player.selectedStreams
+            let shown = await player.subtitlesShown
+            return shown && selected.contains { $0.kind == .text }
+        }
+        XCTAssertTrue(shown, "the English subtitles were not shown")
+        await player.stop()
+    }
+}
+
+extension Player {
+    /// The state a late tag leaves: the streams as the messages listed them, with no language known.
+    func forgetLanguagesFromMessages() {
+        streamCollection = streamCollection.map { stream in
+            var untagged = stream
+            untagged.language = nil
+            return untagged
+        }
+    }
+}
