@@ -3,7 +3,6 @@ import Foundation
 import GStreamer
 // Reaches the player's pipeline itself (its source element), an internal of Multiview.
 @testable import Multiview
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -77,11 +76,4 @@ final class LeftBehindPipelineTests: XCTestCase {
         withExtendedLifetime(setup) {}
         await set.tearDown()
     }
-}
-
-/// The source element of a view's playbin3, set from its `source-setup` signal (a streaming thread).
-private final class HeldSource: Sendable {
-    private let state = Mutex<Element?>(nil)
-    func set(_ element: Element?) { state.withLock { $0 = element } }
-    var element: Element? { state.withLock { $0 } }
 }

@@ -4,7 +4,6 @@ import GStreamer
 // Reaches the player's pipeline itself (its clock, sinks, state), an internal of Multiview.
 @testable import Multiview
 import SyncAnalysis
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -162,7 +161,7 @@ final class StallRecoveryTests: XCTestCase {
         let set = CoordinatedViews(medium: PlaybackCoordinationMedium())
         try await set.add(Media.angles[0], number: 1, item: "event")
         let starved = try await set.add(Media.angles[3], number: 2, item: "event")
-        let source = SourceBox()
+        let source = HeldSource()
         let setup = try starved.player.pipeline.connect("source-setup") { args in source.set(args.element(at: 1)) }
         // The source is made at load; reload so the handler sees it.
         try await starved.player.load(MediaSource(Media.angles[3]))
@@ -200,11 +199,4 @@ final class StallRecoveryTests: XCTestCase {
         withExtendedLifetime(setup) {}
         await set.tearDown()
     }
-}
-
-/// The source element playbin3 hands to "source-setup" (a streaming thread) for the test to hold.
-private final class SourceBox: Sendable {
-    private let state = Mutex<Element?>(nil)
-    func set(_ element: Element?) { state.withLock { $0 = element } }
-    var element: Element? { state.withLock { $0 } }
 }

@@ -4,6 +4,7 @@ import GStreamer
 import Multiview
 import SyncAnalysis
 import SyncBench
+import Synchronization
 import XCTest
 
 enum Media {
@@ -58,4 +59,12 @@ final class CoordinatedViews: @unchecked Sendable {
             ? [PhaseRecord(index: 0, name: "all", commandClockNs: 0, endClockNs: UInt64.max)] : phases,
             fps: 30, mode: "coordinated")
     }
+}
+
+/// The source element of a view's playbin3, set from its `source-setup` signal (a streaming thread) and read by the
+/// test that holds it to starve the view. A `Mutex` owns it: the signal's thread writes, the test reads.
+final class HeldSource: Sendable {
+    private let state = Mutex<Element?>(nil)
+    func set(_ element: Element?) { state.withLock { $0 = element } }
+    var element: Element? { state.withLock { $0 } }
 }

@@ -30,7 +30,7 @@ final class AddFolderCLITests: XCTestCase {
         try copy(TestMedia.angles[1], to: "clips/b-left.webm")
         try copy(TestMedia.angles[0], to: "clips/a-wide.mp4")
         try "not media".write(to: folder.appendingPathComponent("clips/notes.txt"), atomically: true, encoding: .utf8)
-        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--coordinated", "--duration", "300",
+        let app = try InteractiveCLI([binary, "play", "--headless", "--no-audio", "--coordinated", "--duration", "300",
                                    TestMedia.angles[2]])
         defer { app.kill() }
         XCTAssertTrue(app.wait { $0.stdout.contains("1 angle3-right.mkv PLAYING") }, app.transcript)
@@ -65,7 +65,7 @@ final class AddFolderCLITests: XCTestCase {
         try copy(TestMedia.angles[0], to: "clips/a-wide.mp4")
         try copy(TestMedia.angles[1], to: "clips/b-left.webm")
         try copy(TestMedia.angles[3], to: "clips/c-overhead.mp4")
-        let app = try Interactive([binary, "play", "--no-audio", "--coordinated", "--tile", "160x90", "--spare-tiles", "1",
+        let app = try InteractiveCLI([binary, "play", "--no-audio", "--coordinated", "--tile", "160x90", "--spare-tiles", "1",
                                    "--duration", "300", TestMedia.angles[2]])
         defer { app.kill() }
         XCTAssertTrue(app.wait { $0.stdout.contains("1 angle3-right.mkv PLAYING") }, app.transcript)

@@ -69,7 +69,7 @@ final class AudioOutputTests: XCTestCase {
         // is still opening is answered at once and applied once it has opened; so `s` is asked until a status line
         // shows where the seek went (10 s at most), then `q` quits before --duration.
         let started = Date()
-        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--duration", "30", TestMedia.angle1])
+        let app = try InteractiveCLI([binary, "play", "--headless", "--no-audio", "--duration", "30", TestMedia.angle1])
         defer { app.kill() }
         app.send("+10\nbogus")
         XCTAssertTrue(app.wait { $0.stderr.contains("+10: done") }, "the +10 s seek never answered: \(app.transcript)")

@@ -56,7 +56,7 @@ final class PlaylistLoopCLITests: XCTestCase {
 
     /// `--loop`: sent near the end, the view reaches it and starts again from 0, playing; the run goes on.
     func testLoopStartsAViewAgainAtItsEnd() throws {
-        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--loop", "--duration", "60", TestMedia.angle1])
+        let app = try InteractiveCLI([binary, "play", "--headless", "--no-audio", "--loop", "--duration", "60", TestMedia.angle1])
         defer { app.kill() }
         XCTAssertTrue(app.wait { $0.stdout.contains("1 angle1-wide.mp4 PLAYING") }, app.transcript)
         app.send("seek 22.5")
@@ -71,7 +71,7 @@ final class PlaylistLoopCLITests: XCTestCase {
 
     /// Coordinated, the group loops together: one group seek to 0 once every view has ended.
     func testCoordinatedViewsLoopTogether() throws {
-        let app = try Interactive([binary, "play", "--headless", "--no-audio", "--coordinated", "--loop", "--duration", "60",
+        let app = try InteractiveCLI([binary, "play", "--headless", "--no-audio", "--coordinated", "--loop", "--duration", "60",
                                    TestMedia.angles[0], TestMedia.angles[1]])
         defer { app.kill() }
         XCTAssertTrue(app.wait { $0.stdout.split(separator: "\n").last?.components(separatedBy: " PLAYING").count == 3 },

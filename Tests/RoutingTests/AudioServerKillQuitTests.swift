@@ -20,11 +20,11 @@ final class AudioServerKillQuitTests: XCTestCase {
         try await daemon.start()
         defer { daemon.stop() }
         let files = ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"].map(RoutingMedia.path)
-        let app = try PipedCLI([binary, "play", "--headless", "--coordinated", "--duration", "300"] + files,
+        let app = try InteractiveCLI([binary, "play", "--headless", "--coordinated", "--duration", "300"] + files,
                                environment: ["PULSE_SERVER": daemon.server, "MULTIVIEW_STATUS": "full"])
         defer { app.kill() }
-        let playing = await app.wait(timeout: .seconds(30)) { $0.lastStatusLine.components(separatedBy: "PLAYING").count - 1 == 4 }
-        XCTAssertTrue(playing, "the four views did not play: \(app.transcript)")
+        let playing = await app.wait(upTo: .seconds(30)) { $0.lastStatusLine.components(separatedBy: "PLAYING").count - 1 == 4 }
+        XCTAssertTrue(playing, "the four views did not play: last status \(app.lastStatusLine)\n\(app.transcript)")
 
         // The fault schedule (not a wait for an outcome): each kill lands while the views play, the commands
         // right after it make the views pause, seek and start again while their streams are dead, and the
@@ -56,73 +56,9 @@ final class AudioServerKillQuitTests: XCTestCase {
         app.send("q")
         // The CLI promises 2 s from reading `q` (its watchdog fires at 1.9 s); 0.5 s more for the pipe, the exit
         // and this poll on a loaded two-core machine.
-        let ended = await app.waitForExit(timeout: .milliseconds(2500))
+        let ended = await app.ended(within: .milliseconds(2500))
         let took = ContinuousClock.now - asked
         XCTAssertTrue(ended, "still running \(took) after q: \(app.transcript)")
         print("q -> exit in \(took); the shutdown watchdog had to end it: \(app.stderr.contains("shutdown did not finish"))")
-    }
-}
-
-/// The built CLI with a pipe on its stdin and its output in files (read while it runs, never blocking it).
-private final class PipedCLI {
-    private let process = Process()
-    private let input = Pipe()
-    private let directory: TemporaryDirectory
-
-    init(_ arguments: [String], environment: [String: String]) throws {
-        directory = try TemporaryDirectory(prefix: "mv-killquit")
-        for name in ["stdout", "stderr"] {
-            FileManager.default.createFile(atPath: directory.url.appendingPathComponent(name).path, contents: nil)
-        }
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = input
-        process.standardOutput = try FileHandle(forWritingTo: directory.url.appendingPathComponent("stdout"))
-        process.standardError = try FileHandle(forWritingTo: directory.url.appendingPathComponent("stderr"))
-        try process.run()
-    }
-
-    private func read(_ name: String) -> String {
-        (try? String(contentsOf: directory.url.appendingPathComponent(name), encoding: .utf8)) ?? ""
-    }
-    var stderr: String { read("stderr") }
-    var lastStatusLine: String { read("stdout").split(separator: "\n").last.map(String.init) ?? "" }
-    var transcript: String { "last status: \(lastStatusLine)\nstderr:\n\(stderr.suffix(2500))" }
-    /// Running, and not merely a zombie: Foundation's `Process` was seen not to reap an exited CLI here while
-    /// the test waited (state Z for seconds), so the kernel's view of the process decides.
-    var isRunning: Bool {
-        guard process.isRunning else { return false }
-        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        // The state follows the command name's closing parenthesis: "pid (comm) S ...".
-        guard let close = stat.lastIndex(of: ")") else { return false }
-        return !stat[stat.index(after: close)...].hasPrefix(" Z")
-    }
-
-    /// A CLI that just ended cannot read it: a failed write (`sendLine`), never a crash of the test runner.
-    func send(_ line: String) {
-        guard process.isRunning else { return }
-        input.fileHandleForWriting.sendLine(line)
-    }
-
-    /// Polls until `condition` holds (true) or `timeout` passes (false).
-    func wait(timeout: Duration, _ condition: (PipedCLI) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(self) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition(self)
-    }
-
-    /// Whether the process ended within `timeout`.
-    func waitForExit(timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        return !isRunning
-    }
-
-    func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
     }
 }
