@@ -82,11 +82,7 @@ public actor Player {
 
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
-    private var asyncDoneWaiters: [Int: CheckedContinuation<Void, Error>] = [:]
-    private var nextWaiterID = 0
-    /// Wake-ups of the waiters so far, and timeouts that fired before their waiter was stored (see
-    /// `waitForAsyncDoneMessage`: a waiter stored after either must not wait).
-    private var asyncDoneWakeups = 0, expiredWaiters: [Int: Error] = [:]
+    private var asyncDoneWaiters = AsyncDoneWaiters()
 
     public init(configuration: PlayerConfiguration) throws {
         try self.init(configuration: configuration, clock: ContinuousClock())
@@ -143,7 +139,7 @@ public actor Player {
         audio.reconnect?.cancel()
         videoFlowWatch?.cancel()
         for (_, c) in subscribers { c.finish() }
-        for (_, w) in asyncDoneWaiters { w.resume(throwing: CancellationError()) }
+        asyncDoneWaiters.wakeAll(with: CancellationError())
     }
 
     // MARK: Events
@@ -409,42 +405,16 @@ public actor Player {
 
     private func waitForAsyncDoneMessage(timeout: Duration) async throws {
         if let failure { throw failure }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        expiredWaiters = [:]
+        let ticket = asyncDoneWaiters.ticket()
         let timer = Task(executorPreference: executor) { [weak self, view] in
             try await Task.sleep(for: timeout)
-            await self?.expireWaiter(id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
+            await self?.expireWaiter(ticket.id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
         }
         defer { timer.cancel() }
-        // Entering `withCheckedThrowingContinuation` can hop (its body runs in a later job on the player's queue):
-        // a wake-up or a timeout in between must not be missed (see `acquireOperation`).
-        let wakeupsBefore = asyncDoneWakeups
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            if let expired = expiredWaiters.removeValue(forKey: id) {
-                c.resume(throwing: expired)
-            } else if asyncDoneWakeups != wakeupsBefore {
-                if let failure { c.resume(throwing: failure) } else { c.resume() }
-            } else {
-                asyncDoneWaiters[id] = c
-            }
-        }
+        try await withCheckedThrowingContinuation { asyncDoneWaiters.store($0, for: ticket, failure: failure) }
     }
 
-    private func expireWaiter(_ id: Int, error: Error) {
-        if let waiter = asyncDoneWaiters.removeValue(forKey: id) {
-            waiter.resume(throwing: error)
-        } else if id == nextWaiterID - 1 {
-            expiredWaiters[id] = error   // fired before its waiter was stored: the waiter takes it then
-        }
-    }
+    private func expireWaiter(_ id: Int, error: Error) { asyncDoneWaiters.expire(id, error: error) }
 
-    private func resumeWaiters(with error: Error? = nil) {
-        asyncDoneWakeups += 1
-        let waiters = asyncDoneWaiters
-        asyncDoneWaiters = [:]
-        for (_, w) in waiters {
-            if let error { w.resume(throwing: error) } else { w.resume() }
-        }
-    }
+    private func resumeWaiters(with error: Error? = nil) { asyncDoneWaiters.wakeAll(with: error) }
 }
