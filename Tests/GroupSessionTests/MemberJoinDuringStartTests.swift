@@ -43,18 +43,19 @@ final class MemberJoinDuringStartTests: XCTestCase {
         host.send("seek 5")
         let launched = ContinuousClock.now
         let joiner = try member("joiner", port: port, directory: directory, renderLog: joinerLog)
+        try await host.waitForLine(containing: "group session: m2.view1 asks to join the group's timeline", timeout: .seconds(20))
+        let askedAfter = ContinuousClock.now - launched
+        print("the joiner asked to join \(askedAfter) after its launch")
         try await host.waitForLine(containing: "member m1 (holder) dropped: nothing heard for", timeout: .seconds(20))
         holder.kill9()
         // The case under test: the joiner asked to join before the start it waited for had its instant (the holder's
-        // drop ended the barrier). Otherwise this run checked an ordinary late join; say so, with the timings.
+        // drop, 2.5–3.5 s after its stop, ended the barrier). Otherwise this run checked an ordinary late join.
         let hostLines = host.stderr
-        let asked = try XCTUnwrap(hostLines.range(of: "group session: m2.view1 asks to join the group's timeline"),
-                                  "the joiner never asked to join within \(ContinuousClock.now - launched) of its launch\n"
-                                      + "joiner stderr: \(joiner.stderr.suffix(2000))\nhost stderr: \(hostLines.suffix(2000))")
+        let asked = try XCTUnwrap(hostLines.range(of: "group session: m2.view1 asks to join the group's timeline"))
         let dropped = try XCTUnwrap(hostLines.range(of: "member m1 (holder) dropped"))
         XCTAssertLessThan(asked.lowerBound, dropped.lowerBound,
-                          "the joiner asked to join only after the start (its launch took too long on this machine): "
-                              + "not the case under test\nhost stderr: \(hostLines.suffix(2500))")
+                          "the joiner asked to join \(askedAfter) after its launch, after the start (too slow a launch on this "
+                              + "machine): not the case under test\nhost stderr: \(hostLines.suffix(2500))")
 
         try await joiner.waitForLine(containing: "group: view1 joined the group's timeline", timeout: .seconds(20))
         try await joiner.waitForPlaying(1, timeout: .seconds(20))
