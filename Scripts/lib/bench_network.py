@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clicks  # noqa: E402
+from bench_network_report import error_at, print_report, read_clock_log, summary  # noqa: E402
 
 MEDIA = [os.path.abspath(p) for p in ("Media/angle1-wide.mp4", "Media/angle2-left.webm", "Media/angle3-right.mkv",
                                       "Media/angle4-overhead.mp4")]
@@ -24,6 +25,9 @@ PAIR_WINDOW_S = 0.5
 # The null sink's channels (Scripts/bench-network): member k plays into remap sink mvnet_mk, routed to channel k.
 CHANNEL_MAP = ["front-left", "front-right", "rear-left", "rear-right", "front-center", "lfe", "side-left", "side-right"]
 CHANNELS = len(CHANNEL_MAP)
+# coord-stereo: one stereo null sink (mvnet_st), member 1 panned left and member 2 right by their sink inputs' volumes.
+STEREO_CHANNELS = ["front-left", "front-right"]
+STEREO_PAN = ["100% 0%", "0% 100%"]
 CLOCK_PROBE_S = 15
 # Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
 CLOCK_SETTINGS = [
@@ -45,14 +49,6 @@ def free_port():
         port = u.getsockname()[1]
         t.bind(("127.0.0.1", port))   # free for TCP too (the control channel may use the same number)
         return port
-
-
-def percentile(values, q):
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    rank = max(0, min(len(ordered) - 1, int(round(q / 100.0 * (len(ordered) - 1)))))
-    return ordered[rank]
 
 
 def media(k):
@@ -80,17 +76,13 @@ def load():
         return [float(x) for x in f.read().split()[:3]]
 
 
-def summary(values):
-    return {"n": len(values), "p50": percentile(values, 50), "p99": percentile(values, 99),
-            "max": max(values) if values else None}
-
-
 class Bench:
     def __init__(self, args):
         self.binary_dir = args.binary_dir
         self.delay_ms, self.jitter_ms = args.delay_ms, args.jitter_ms
         self.out = pathlib.Path(args.out) / "network"
         self.log = open(self.out / "bench-network.log", "w")
+        self.clock_parts = {}
 
     def relay(self, k, udp=(), tcp=()):
         """A delay relay on 10.77.k.1 (host namespace) forwarding to the host's 127.0.0.1 ports."""
@@ -114,9 +106,11 @@ class Bench:
                    "--media", media(k), "--record", str(self.out / f"render-{tag}-{k}.csv"), *args]
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=self.log, text=True)
 
-    def record(self, seconds, path):
+    def record(self, seconds, path, stereo=False):
+        channels, device = (STEREO_CHANNELS, "mvnet_st") if stereo else (CHANNEL_MAP, "mvnet")
         return subprocess.Popen(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
-                                 f"--channels={CHANNELS}", "--channel-map=" + ",".join(CHANNEL_MAP), "--device=mvnet.monitor", str(path)], stderr=self.log)
+                                 f"--channels={len(channels)}", "--channel-map=" + ",".join(channels),
+                                 f"--device={device}.monitor", str(path)], stderr=self.log)
 
     def run_baseline(self, side, n):
         """raw-netclock or uncoordinated: n netclock-baseline members."""
@@ -179,14 +173,17 @@ class Bench:
         row["rtt_average_ms"] = summary(rtts) if rtts else None
         return row
 
-    def audible(self, path, n, side, recorded_from, seek_at):
-        """Click spread (ms) over every click heard on all n channels, and over those heard after the seek."""
+    def audible(self, path, n, side, recorded_from, seek_at, channels=CHANNELS, clock_errors=None):
+        """Click spread (ms) over every click heard on all n channels, and over those heard after the seek.
+        With `clock_errors` (per member: sorted (monotonic_ns, netclock − monotonic ns) samples) also the spread the
+        members' clock errors alone would put between each click's onsets ("clock": a member whose clock reads e
+        ahead renders e early), and each member's error at each click."""
         data = clicks.read_s16le(path)
-        found = [clicks.clicks(data[c::CHANNELS]) for c in range(n)]
+        found = [clicks.clicks(data[c::channels]) for c in range(n)]
         for c, f in enumerate(found):
             if len(f) < 5:
                 raise BenchError(f"{side} ({n}): member {c + 1} heard {len(f)} clicks on its channel")
-        spreads, after, offsets = [], [], []
+        spreads, after, offsets, clock_spreads, errors_at = [], [], [], [], []
         for click in found[0]:
             onsets = [click["time"]]
             for other in found[1:]:
@@ -197,10 +194,19 @@ class Bench:
             if len(onsets) == n:
                 spreads.append((max(onsets) - min(onsets)) * 1000)
                 offsets.append([round((t - onsets[0]) * 1000, 3) for t in onsets])
+                if clock_errors:
+                    at = recorded_from + int(click["time"] * 1e9)
+                    errors = [error_at(samples, at) / 1e6 for samples in clock_errors]
+                    if None not in errors:
+                        early = [-e for e in errors]
+                        clock_spreads.append(max(early) - min(early))
+                        errors_at.append([round(e, 3) for e in errors])
                 # The recording started (within a few ms) at recorded_from; the first click after the seek follows
                 # it by at least the restart, so "after" is unambiguous at a 0.5 s guard.
                 if recorded_from + click["time"] * 1e9 > seek_at + 0.5e9:
                     after.append(spreads[-1])
+        if clock_errors:
+            self.clock_parts = {"clock_ms": summary(clock_spreads), "clock_errors_at_clicks_ms": errors_at}
         return summary(spreads), summary(after), offsets
 
     def video(self, tag, n, seek_at):
@@ -259,11 +265,35 @@ class Bench:
                 if p.poll() is None:
                     p.terminate(); p.wait(timeout=10)
 
+    def pan(self, members, stop):
+        """coord-stereo: pans each member's sink inputs (found by process id) hard left / right, again for any new
+        one, until `stop` is set."""
+        done = set()
+        while not stop.is_set():
+            listing = subprocess.run(["pactl", "list", "sink-inputs"], capture_output=True, text=True).stdout
+            index = None
+            for line in listing.splitlines():
+                line = line.strip()
+                if line.startswith("Sink Input #"):
+                    index = line.split("#", 1)[1]
+                elif line.startswith("application.process.id") and index is not None:
+                    pid = int(line.split("=", 1)[1].strip().strip('"'))
+                    for k, m in enumerate(members):
+                        if m.pid == pid and index not in done:
+                            subprocess.run(["pactl", "set-sink-input-volume", index, *STEREO_PAN[k].split()],
+                                           stderr=self.log)
+                            self.log.write(f"panned sink input {index} of member {k + 1}: {STEREO_PAN[k]}\n")
+                            done.add(index)
+            stop.wait(0.05)
+
     def coordinated(self, n, side="coordinated", member_flags=()):
         """multiview host (root namespace, 0.0.0.0, one headless muted view) + n `multiview join` members, each in
         its namespace dialling 127.0.0.1 where a relay inside that namespace forwards (delayed) to 10.77.k.1: the
         control channel (TCP) and the net clock (UDP). Run only when this build has the net CLI."""
         binary = f"{self.binary_dir}/multiview"
+        stereo = side == "coord-stereo"
+        if stereo and n != 2:
+            return {"side": side, "members": n, "not_run": "one stereo sink: 2 members only"}
         probe = subprocess.run([binary, "host", "--help"], capture_output=True, text=True)
         if probe.returncode != 0:
             return {"side": side, "members": n, "not_run": "this build has no `multiview host` (net branch)"}
@@ -296,21 +326,27 @@ class Bench:
                 if relay.stdout.readline().strip() != "ready":
                     raise BenchError(f"{side} ({n}): relay in {namespace(k)} did not start")
             path = self.out / f"{tag}.raw"
-            recorder, recorded_from = self.record(None, path), time.monotonic_ns()
+            recorder, recorded_from = self.record(None, path, stereo), time.monotonic_ns()
             time.sleep(0.5)
             joined = time.monotonic_ns()
+            clock_logs = [self.out / f"clock-{tag}-{k}.csv" for k in range(1, n + 1)]
             for k in range(1, n + 1):
-                env = dict(os.environ, PULSE_SINK=f"mvnet_m{k}")
+                env = dict(os.environ, PULSE_SINK="mvnet_st" if stereo else f"mvnet_m{k}")
                 members.append(subprocess.Popen(
                     ["ip", "netns", "exec", namespace(k), binary, "join", f"127.0.0.1:{port}", "--token", token,
                      "--headless", "--name", f"m{k}", "--duration", str(total_s),
-                     "--render-log", str(self.out / f"render-{tag}-{k}.json"), *member_flags, media(k)],
+                     "--render-log", str(self.out / f"render-{tag}-{k}.json"),
+                     "--clock-log", str(clock_logs[k - 1]), *member_flags, media(k)],
                     env=env, stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True))
+            stop_panning = threading.Event()
+            if stereo:
+                threading.Thread(target=self.pan, args=(members, stop_panning), daemon=True).start()
             time.sleep(PLAY_S)
             seek_at = time.monotonic_ns()
             host.stdin.write(f"seek {SEEK_TO_S}\n"); host.stdin.flush()
             time.sleep(PLAY_S)
             recorder.terminate(); recorder.wait()
+            stop_panning.set()
             for m in members:
                 m.stdin.write("q\n"); m.stdin.flush()
             for k, m in enumerate(members, 1):
@@ -326,9 +362,13 @@ class Bench:
                     except subprocess.TimeoutExpired:
                         p.kill(); p.wait()
         row = {"side": side, "members": n}
+        errors = [read_clock_log(p) if p.exists() else [] for p in clock_logs]
+        self.clock_parts = {}
         row["audible_ms"], row["audible_after_seek_ms"], row["click_offsets_ms"] = \
-            self.audible(path, n, side, recorded_from, seek_at)
-        renders, firsts, joins = {}, [], []
+            self.audible(path, n, side, recorded_from, seek_at, len(STEREO_CHANNELS) if stereo else CHANNELS,
+                         errors if all(errors) else None)
+        row.update(self.clock_parts)
+        renders, firsts, joins, true_renders = {}, [], [], {}
         for k in range(1, n + 1):
             frames = json.load(open(self.out / f"render-{tag}-{k}.json"))
             frames.sort(key=lambda f: f["renderClockNs"])
@@ -340,6 +380,11 @@ class Bench:
                 if f["renderClockNs"] > seek_at and segment >= 1 and first is None:
                     first = f["renderClockNs"]
                 renders.setdefault((segment, f["mediaTimeNs"]), []).append(f["renderClockNs"])
+                # The true instant: the member's clock reading less its error then (looked up at the reading: the
+                # error moves by far less than a frame's worth in the few ms that differ).
+                error = error_at(errors[k - 1], f["renderClockNs"]) if errors[k - 1] else None
+                if error is not None:
+                    true_renders.setdefault((segment, f["mediaTimeNs"]), []).append(f["renderClockNs"] - error)
             if frames:
                 joins.append((frames[0]["renderClockNs"] - joined) / 1e6)
             if first is not None:
@@ -347,14 +392,12 @@ class Bench:
         row["video_ms"] = summary([(max(v) - min(v)) / 1e6 for v in renders.values() if len(v) == n])
         row["video_after_seek_ms"] = summary([(max(v) - min(v)) / 1e6 for key, v in renders.items()
                                               if len(v) == n and key[0] >= 1])
+        if true_renders:
+            row["video_true_ms"] = summary([(max(v) - min(v)) / 1e6 for v in true_renders.values() if len(v) == n])
         row["seek_to_aligned_ms"] = (max(firsts) - seek_at) / 1e6 if len(firsts) == n else None
         row["join_to_first_frame_ms"] = summary(joins) if joins else None
         row["clock_sync_ms"], row["rtt_average_ms"] = None, None
         return row
-
-
-def fmt(s, key="p50"):
-    return "-" if not s or s.get(key) is None else f"{s[key]:.3f}"
 
 
 def main():
@@ -365,6 +408,7 @@ def main():
     parser.add_argument("--jitter-ms", type=float, default=5)
     parser.add_argument("--out", default="out/bench")
     parser.add_argument("--sections", default="clock,rows")
+    parser.add_argument("--sides", default="raw-netclock,uncoordinated,coord-1st-sync,coordinated,coord-stereo")
     args = parser.parse_args()
     bench = Bench(args)
     sections = args.sections.split(",")
@@ -375,52 +419,22 @@ def main():
             clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
     rows = []
     for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
-        for side in ("raw-netclock", "uncoordinated", "coord-1st-sync", "coordinated"):
+        for side in args.sides.split(","):
             print(f"... {side}, {n} members", file=sys.stderr, flush=True)
             before = load()
-            if side == "coordinated":
-                row = bench.coordinated(n)
+            if side in ("coordinated", "coord-stereo"):
+                row = bench.coordinated(n, side)
             elif side == "coord-1st-sync":
                 row = bench.coordinated(n, "coord-1st-sync", ["--join-unsettled"])
-            else:
+            elif side in ("raw-netclock", "uncoordinated"):
                 row = bench.run_baseline(side, n)
+            else:
+                raise BenchError(f"unknown side {side}")
             row["load_before"], row["load_after"] = before, load()
             rows.append(row)
     result = {"delay_ms": args.delay_ms, "jitter_ms": args.jitter_ms, "clock": clock_rows, "rows": rows}
     (pathlib.Path(args.out) / "network.json").write_text(json.dumps(result, indent=1))
-    if clock_rows:
-        print(f"\nNetClientClock true error (reading − CLOCK_MONOTONIC), one member behind the relay, {CLOCK_PROBE_S} s "
-              f"after sync (ms)")
-        print(f"{'setting':<34}{'sync':>7} {'first 2 s max':>13} {'after 2 s p50':>13} {'p99':>7} {'max':>7} {'>1 ms until':>11}")
-        for r in clock_rows:
-            e = r["error_after_2s_ms"]
-            print(f"{r['setting']:<34}{r['sync_ms']:>7.0f} {r['error_first_2s_max_ms']:>13.3f} {fmt(e):>13} "
-                  f"{fmt(e, 'p99'):>7} {fmt(e, 'max'):>7} {r['last_error_over_1ms_at_ms'] / 1000:>10.1f}s")
-    if not rows:
-        return
-    print(f"\nNetwork sync, members in namespaces, {args.delay_ms:g} ± {args.jitter_ms:g} ms relayed each way "
-          f"(ms; audible = click onsets on the members' channels, video = render instants on CLOCK_MONOTONIC)")
-    print(f"{'row':<15}{'n':>3} {'audible p50':>11} {'p99':>7} {'max':>7} {'clicks':>6}  {'video p50':>9} {'p99':>7}"
-          f" {'max':>7}  {'after seek: audible p99':>23} {'video p99':>9}  {'seek→al':>8} {'sync p50':>8} {'rtt':>6}"
-          f" {'join max':>8} {'load':>5}")
-    for r in rows:
-        if "not_run" in r:
-            print(f"{r['side']:<15}{r['members']:>3}  not run: {r['not_run']}")
-            continue
-        a, v = r["audible_ms"], r["video_ms"]
-        seek = "-" if r["seek_to_aligned_ms"] is None else f"{r['seek_to_aligned_ms']:.0f}"
-        print(f"{r['side']:<15}{r['members']:>3} {fmt(a):>11} {fmt(a, 'p99'):>7} {fmt(a, 'max'):>7} {a['n']:>6}  "
-              f"{fmt(v):>9} {fmt(v, 'p99'):>7} {fmt(v, 'max'):>7}  {fmt(r['audible_after_seek_ms'], 'p99'):>23} "
-              f"{fmt(r['video_after_seek_ms'], 'p99'):>9}  {seek:>8} "
-              f"{fmt(r['clock_sync_ms']) if r['clock_sync_ms'] else '-':>8} "
-              f"{fmt(r['rtt_average_ms']) if r['rtt_average_ms'] else '-':>6} "
-              f"{fmt(r['join_to_first_frame_ms'], 'max') if r.get('join_to_first_frame_ms') else '-':>8} "
-              f"{r['load_after'][0]:>5.1f}")
-    print("seek→al = seek instant → the last member's first frame after it; sync = member start → net clock synced;"
-          " join max = member launch → its first frame (coordinated). raw/uncoordinated video on CLOCK_MONOTONIC,"
-          " coordinated video on each member's net clock (its render log)")
-    print("load = the 1-minute load average at the row's end (2 cores; the machine is shared)")
-    print("goals: audible and video p99 < 1 ms across hosts; join → aligned < 1.5 s; 8 members × one view: p99 < 2 ms")
+    print_report(args.delay_ms, args.jitter_ms, CLOCK_PROBE_S, clock_rows, rows)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,25 @@ public struct CatchUpPlanner: Sendable, Equatable {
     /// a running group needs the aiming below.
     public static func joinsPaused(_ group: GroupState) -> Bool { !group.isPlaying || group.anchorClock == nil }
 
+    /// How a participant joins its group.
+    public enum Join: Sendable, Equatable {
+        /// The group is paused (or a start that was never run left it without an instant): prepare and pause at
+        /// its time.
+        case paused
+        /// A barrier is preparing the group's start: there is no instant to aim at yet, and pausing would leave the
+        /// participant paused for good (the barrier starts only those it asked to prepare). Wait for the instant,
+        /// then aim.
+        case afterTheStart
+        /// The group runs: aim (`nextAim`, `afterPrepare`).
+        case running
+    }
+
+    /// How to join `group`; `startPending`: a barrier of its item is preparing (no instant chosen yet).
+    public static func join(_ group: GroupState, startPending: Bool) -> Join {
+        if group.isPlaying, group.anchorClock == nil, startPending { return .afterTheStart }
+        return joinsPaused(group) ? .paused : .running
+    }
+
     /// Where to prepare next: the group's media time `lead` from `now`; nil when the attempts are used up.
     public mutating func nextAim(group: GroupState, now: ClockTime) -> ClockTime? {
         guard attempts < Self.maximumAttempts else { return nil }

@@ -32,10 +32,14 @@ extension PlaybackCoordinationMedium {
         } catch {
             barrier.cancel()
             if startBarriers[item] === barrier { startBarriers[item] = nil }
+            startSettled(item)
             throw error
         }
         let (fired, preparedStarts) = barrier.cancel()
         if startBarriers[item] === barrier { startBarriers[item] = nil }
+        // Joiners waiting for this start resume once this call suspends, by when the group's state below (its
+        // instant, or paused) is set: nothing from here to there awaits.
+        startSettled(item)
         guard generations[item] == generation else { throw CoordinationError.superseded }
         let notReady = results.filter { $0.took == nil }.map(\.id).sorted()
         roster.leaveBehind(notReady)

@@ -4,14 +4,17 @@ import GStreamer
 extension PlaybackCoordinationMedium {
     /// Prepares the participant at the media time the group will be at when it is ready, then starts it exactly
     /// when the group reaches that time; aims again when preparing took too long (`CatchUpPlanner`). A paused group
-    /// is joined by preparing and pausing at its time. True when it is on the group's timeline (one left behind
-    /// takes part again); false when there was nothing to join, or the group stopped meanwhile.
+    /// is joined by preparing and pausing at its time; a group whose start a barrier is preparing, once that start
+    /// has its instant (joined paused at the barrier's target, it stayed paused for good: the barrier starts only
+    /// those it asked to prepare). True when it is on the group's timeline (one left behind takes part again);
+    /// false when there was nothing to join, or the group stopped meanwhile.
     @discardableResult
     func catchUp(_ id: ParticipantID) async throws -> Bool {
+        if let item = roster[id]?.item { await waitForPendingStart(item) }
         guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return false }
         let item = entry.item
         roster[id]?.isReady = false
-        if CatchUpPlanner.joinsPaused(group) {
+        if CatchUpPlanner.join(group, startPending: startBarriers[item] != nil) == .paused {
             try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: group.anchorMedia, rate: group.rate),
                                                            expectedItemIdentifier: item, originator: nil))
             try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: group.anchorMedia),
@@ -48,5 +51,24 @@ extension PlaybackCoordinationMedium {
             await broadcastParticipants()
             return true
         }
+    }
+
+    /// Waits while a barrier prepares `item`'s start (the group is to play, no instant yet; `CatchUpPlanner.join`):
+    /// woken whenever that barrier's preparation ends or a newer command replaces it, and looks again. A barrier's
+    /// wait is bounded (`ReadinessPolicy`), so this is too.
+    func waitForPendingStart(_ item: String) async {
+        while let group = groups[item],
+              CatchUpPlanner.join(group, startPending: startBarriers[item] != nil) == .afterTheStart {
+            await withCheckedContinuation { startWaiters[item, default: []].append($0) }
+        }
+    }
+
+    /// How many joiners wait for the start of `item`'s barrier being prepared (diagnostics; tests).
+    public func joinersWaitingForStart(of item: String) -> Int { startWaiters[item]?.count ?? 0 }
+
+    /// The item's barrier is no longer preparing (its instant is chosen, it failed, or a newer command replaced
+    /// it): the joiners waiting for it look again.
+    func startSettled(_ item: String) {
+        for waiter in startWaiters.removeValue(forKey: item) ?? [] { waiter.resume() }
     }
 }

@@ -64,6 +64,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     var startBarriers: [String: StartBarrier] = [:]
     /// Per item: participants suspended for a reason others wait for, holding the group paused.
     var holds: [String: WaitingHold] = [:]
+    /// Per item: joiners waiting for the start instant of the barrier being prepared (CoordinationMedium+CatchUp).
+    var startWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
     /// `waitClock`: what timeouts wait on; `pipelineTime`: a stand-in for the pipelines' clock's time (tests of
     /// the medium's decisions with fake participants); nil reads `clock`.
@@ -167,6 +169,7 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     /// A new command for `item`: a barrier still preparing for an older one must not start anyone any more.
     func bump(_ item: String) -> Int {
         startBarriers.removeValue(forKey: item)?.cancel()
+        startSettled(item)
         let next = (generations[item] ?? 0) + 1
         generations[item] = next
         return next
@@ -184,6 +187,9 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     // MARK: Late join, rejoin after suspension
 
     public func rejoin(_ id: ParticipantID) async throws {
+        // A start being prepared may include this participant (connected before its barrier began): wait for its
+        // instant, then see what is left to do (a participant it started has nothing to do).
+        if let item = roster[id]?.item { await waitForPendingStart(item) }
         guard let entry = roster[id], let coordinator = coordinators[id],
               let plan = roster.rejoinPlan(for: id, group: groups[entry.item]) else {
             throw CoordinationError.notConnected
@@ -195,9 +201,18 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
             // No group state for this item yet: this participant's state becomes the group state.
             let here = await coordinator.localItemTime() ?? .zero
             let playing = await coordinator.isLocallyPlaying()
+            // A command made the group while this participant was asked where it is (a host's first play while a
+            // member joins): founding it now would supersede that command. Join what it made instead.
+            guard groups[entry.item] == nil else { return try await rejoin(id) }
             let state = GroupState(itemIdentifier: entry.item, rate: 1.0, isPlaying: playing, anchorMedia: here,
                                    anchorClock: nil)
-            try await runBarrier(item: entry.item, target: state, originator: id)
+            do {
+                try await runBarrier(item: entry.item, target: state, originator: id)
+            } catch CoordinationError.superseded {
+                // A command came while the group was being founded: it decides (it asked this participant to
+                // prepare too, or it is a start to catch up with); this join is not its failure.
+                try await rejoin(id)
+            }
         case .catchUp:
             try await catchUp(id)
         }

@@ -109,6 +109,7 @@ actor RemoteMember {
             }
         case .rejoin(let rejoin):
             let participant = ParticipantID(rejoin.participant)
+            log("group session: \(rejoin.participant) asks to join the group's timeline")
             respond(rejoin.request, after: suspensionUpdates[rejoin.participant]) { [medium] in
                 try await medium.rejoin(participant)
             }

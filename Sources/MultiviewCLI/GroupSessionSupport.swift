@@ -35,12 +35,16 @@ final class GroupEventReporting: StageCoordination, Sendable {
     private let watchers = Mutex<[Task<Void, Never>]>([])
     /// Added to each view's label (a member's net clock state), nil for nothing.
     private let labelSuffix: @Sendable () -> String?
+    /// Told of every view attached (a member's `--clock-log` follows their audio).
+    private let attached: @Sendable (Player) -> Void
 
     init(_ inner: any StageCoordination, item: String, clock: Clock, renderLog: Bool, reporter: TerminalReporter,
          coordinatorFor: @escaping @Sendable (Player) -> PlaybackCoordinator?,
-         labelSuffix: @escaping @Sendable () -> String? = { nil }) {
+         labelSuffix: @escaping @Sendable () -> String? = { nil },
+         attached: @escaping @Sendable (Player) -> Void = { _ in }) {
         self.inner = inner
         self.labelSuffix = labelSuffix
+        self.attached = attached
         self.item = item
         self.coordinatorFor = coordinatorFor
         self.reporter = reporter
@@ -51,6 +55,7 @@ final class GroupEventReporting: StageCoordination, Sendable {
 
     func attach(_ player: Player, source: MediaSource) async throws {
         try await inner.attach(player, source: source)
+        attached(player)
         guard let coordinator = coordinatorFor(player) else { return }
         let events = await coordinator.events()
         let view = coordinator.id.rawValue

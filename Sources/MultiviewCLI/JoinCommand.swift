@@ -44,6 +44,10 @@ struct Join: AsyncParsableCommand {
     @Flag(name: .long, help: ArgumentHelp("Join the group as soon as the net clock first synchronised, without waiting for it to settle (bench baseline).", visibility: .hidden))
     var joinUnsettled = false
 
+    /// Scripts/bench-network only: the net clock's true error over time (`ClockErrorLog`).
+    @Option(name: .long, help: ArgumentHelp("Write the net clock's readings against this machine's monotonic clock (every 20 ms) to this CSV file at the end (bench).", visibility: .hidden))
+    var clockLog: String?
+
     @Argument(help: "Media files or URIs (this member's copies of the host's item).")
     var media: [String] = []
 
@@ -93,6 +97,7 @@ struct Join: AsyncParsableCommand {
         if let netClock = link.netClock {
             reporter.line("group session: following the host's clock at \(netClock.address):\(netClock.port) (\(SessionClock.statusLabel(netClock)))")
         }
+        let clockErrors = clockLog.flatMap { path in link.netClock.map { ClockErrorLog(clock: $0, path: path) } }
         reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
 
         let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
@@ -104,7 +109,7 @@ struct Join: AsyncParsableCommand {
         await session.attach(networked)
         let reporting = GroupEventReporting(networked, item: item, clock: link.clock, renderLog: renderLog != nil, reporter: reporter,
                                             coordinatorFor: { networked.coordination(for: $0)?.coordinator },
-                                            labelSuffix: { session.clockLabel })
+                                            labelSuffix: { session.clockLabel }, attached: { clockErrors?.follow($0) })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: playOptions.audio)
         configuration.teardown = .leaveToProcessExit
@@ -133,6 +138,9 @@ struct Join: AsyncParsableCommand {
         noticeWatch.cancel()
         await session.leave()
         if let renderLog { reporting.writeRenderLog(to: renderLog) }
+        if let clockErrors, let clockLog {
+            do { try clockErrors.finish() } catch { reporter.error("--clock-log \(clockLog): \(error)") }
+        }
         reporter.printFinalLines(outcome)
         reporter.exitNow(ShutdownSignals.requestedExitCode ?? outcome.exitCode)
     }

@@ -78,6 +78,18 @@ final class CatchUpPlannerTests: XCTestCase {
         XCTAssertFalse(CatchUpPlanner.joinsPaused(group))
     }
 
+    func testAJoinerWaitsForAStartBeingPreparedInsteadOfPausingAtItsTarget() {
+        var preparing = group
+        preparing.anchorClock = nil
+        XCTAssertEqual(CatchUpPlanner.join(preparing, startPending: true), .afterTheStart)
+        XCTAssertEqual(CatchUpPlanner.join(preparing, startPending: false), .paused, "a start that was never run")
+        var pausing = preparing
+        pausing.isPlaying = false
+        XCTAssertEqual(CatchUpPlanner.join(pausing, startPending: true), .paused, "a pause being prepared")
+        XCTAssertEqual(CatchUpPlanner.join(group, startPending: false), .running)
+        XCTAssertEqual(CatchUpPlanner.join(group, startPending: true), .running, "an instant to aim at")
+    }
+
     func testPlayImmediatelyAims15msAheadThenThreeTimesFurtherFourTimesAtMost() {
         var planner = ImmediateStartPlanner()
         XCTAssertEqual(planner.nextInstant(now: .seconds(5)), .milliseconds(5015))
