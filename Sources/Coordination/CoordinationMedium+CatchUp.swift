@@ -6,8 +6,21 @@ extension PlaybackCoordinationMedium {
     /// when the group reaches that time; aims again when preparing took too long (`CatchUpPlanner`). A paused group
     /// is joined by preparing and pausing at its time. True when it is on the group's timeline (one left behind
     /// takes part again); false when there was nothing to join, or the group stopped meanwhile.
+    ///
+    /// One catch-up per participant at a time: a request while one runs (a rejoin, the bring-back of one left
+    /// behind, the end of a stall suspension, a missed instant — they come together after an outage) waits for it
+    /// and shares its outcome. Two at once each sought the same pipeline to their own aim, so neither prepare was
+    /// ever on time: HLS views back from a server outage aimed again and again for 6–16 s (soak, issue 15).
     @discardableResult
     func catchUp(_ id: ParticipantID) async throws -> Bool {
+        if let running = catchUps[id] { return try await running.value }
+        let task = Task { try await self.catchUpAlone(id) }
+        catchUps[id] = task
+        defer { catchUps[id] = nil }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    private func catchUpAlone(_ id: ParticipantID) async throws -> Bool {
         guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return false }
         let item = entry.item
         roster[id]?.isReady = false
@@ -32,9 +45,10 @@ extension PlaybackCoordinationMedium {
             let elapsed = stopwatch(on: waitClock)
             try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),
                                                            expectedItemIdentifier: item, originator: nil))
-            roster[id]?.lastPrepare = elapsed()
+            let took = elapsed()
+            roster[id]?.lastPrepare = took
             guard case .start(let startAt) = planner.afterPrepare(at: media, aimedAt: current, group: groups[item],
-                                                                   now: pipelineTime.time) else { continue }
+                                                                   now: pipelineTime.time, took: took) else { continue }
             do {
                 try await coordinator.perform(DelegatedCommand(
                     kind: .play(itemTime: media, rate: current.rate, atClockTime: startAt),
