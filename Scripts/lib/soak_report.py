@@ -279,7 +279,9 @@ def main():
         quit_ok, quit_detail = False, quit_text
     verdicts.append(("q ends the process within 2 s", quit_ok, quit_detail))
 
-    precise, why_not = precise_skew(folder, binary, quiet_windows(wins, commands, run_end), start, run_end)
+    # Blocks up to the run's end (not one more starting at it: a 10 min run has two 5 min blocks).
+    precise, why_not = precise_skew(folder, binary, quiet_windows(wins, commands, run_end), start,
+                                    min(run_end, start + total) - 0.001)
     print()
     if precise:
         fmt = lambda v: f"{v:.3f}" if v is not None else "-"
