@@ -4,7 +4,8 @@ import GStreamer
 /// a participant that missed a start instant): it prepares at the media time the group will be at when it is
 /// ready — aiming `lead` ahead of now, from its last measured preparation — then starts exactly when the group
 /// reaches that time. If preparing took longer than aimed for (the group passed that time, or is about to), it
-/// aims again twice as far ahead; if the group moved meanwhile (a command), it aims again at the new timeline.
+/// aims again twice as far ahead — and at least as far as the preparation it just measured needs (twice it plus
+/// 80 ms); if the group moved meanwhile (a command), it aims again at the new timeline, as far as that measure says.
 ///
 /// A value the medium steps through; all times are on the pipelines' clock. Pure: no I/O, no clock of its own.
 public struct CatchUpPlanner: Sendable, Equatable {
@@ -19,8 +20,12 @@ public struct CatchUpPlanner: Sendable, Equatable {
 
     /// `lastPrepare`: the participant's last measured seek+preroll; the first aim leaves twice that plus 80 ms.
     public init(lastPrepare: Duration) {
-        lead = lastPrepare * 2 + .milliseconds(80)
+        lead = Self.lead(forPrepare: lastPrepare)
     }
+
+    /// The lead a preparation that takes `prepare` needs: twice it (its time varies from one aim to the next)
+    /// plus 80 ms for the answer and the start.
+    public static func lead(forPrepare prepare: Duration) -> Duration { prepare * 2 + .milliseconds(80) }
 
     /// A group that is paused (or has no start instant yet) is joined by preparing and pausing at its time; only
     /// a running group needs the aiming below.
@@ -59,13 +64,19 @@ public struct CatchUpPlanner: Sendable, Equatable {
         case aimAgain
     }
 
-    /// The participant is prepared at `media`, aimed at when the group was `aimedAt`; `group` is the group now.
+    /// The participant is prepared at `media`, aimed at when the group was `aimedAt`; `group` is the group now;
+    /// `took`: how long that preparation took, when measured. A reloaded HLS view's last preparation (before its
+    /// server went away) said 0.1 s and each aim took 1–1.5 s: doubling alone missed four aims in a row.
     public mutating func afterPrepare(at media: ClockTime, aimedAt: GroupState, group: GroupState?,
-                                      now: ClockTime) -> Step {
-        // The group moved (a command) while it prepared: aim at the new timeline, no further ahead.
-        guard let group, group == aimedAt, let startAt = group.clockTime(forMedia: media) else { return .aimAgain }
+                                      now: ClockTime, took: Duration? = nil) -> Step {
+        let needed = took.map(Self.lead(forPrepare:)) ?? .zero
+        // The group moved (a command) while it prepared: aim at the new timeline, no further ahead than needed.
+        guard let group, group == aimedAt, let startAt = group.clockTime(forMedia: media) else {
+            lead = max(lead, needed)
+            return .aimAgain
+        }
         guard startAt > now + ClockTime(Self.minimumStartLead) else {
-            lead = lead * 2
+            lead = max(lead * 2, needed)
             return .aimAgain
         }
         return .start(at: startAt)

@@ -8,8 +8,21 @@ extension PlaybackCoordinationMedium {
     /// has its instant (joined paused at the barrier's target, it stayed paused for good: the barrier starts only
     /// those it asked to prepare). True when it is on the group's timeline (one left behind takes part again);
     /// false when there was nothing to join, or the group stopped meanwhile.
+    ///
+    /// One catch-up per participant at a time: a request while one runs (a rejoin, the bring-back of one left
+    /// behind, the end of a stall suspension, a missed instant — they come together after an outage) waits for it
+    /// and shares its outcome. Two at once each sought the same pipeline to their own aim, so neither prepare was
+    /// ever on time: HLS views back from a server outage aimed again and again for 6–16 s (soak, issue 15).
     @discardableResult
     func catchUp(_ id: ParticipantID) async throws -> Bool {
+        if let running = catchUps[id] { return try await running.value }
+        let task = Task { try await self.catchUpAlone(id) }
+        catchUps[id] = task
+        defer { catchUps[id] = nil }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    private func catchUpAlone(_ id: ParticipantID) async throws -> Bool {
         if let item = roster[id]?.item { await waitForPendingStart(item) }
         guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return false }
         let item = entry.item
@@ -35,9 +48,10 @@ extension PlaybackCoordinationMedium {
             let elapsed = stopwatch(on: waitClock)
             try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),
                                                            expectedItemIdentifier: item, originator: nil))
-            roster[id]?.lastPrepare = elapsed()
+            let took = elapsed()
+            roster[id]?.lastPrepare = took
             guard case .start(let startAt) = planner.afterPrepare(at: media, aimedAt: current, group: groups[item],
-                                                                   now: pipelineTime.time) else { continue }
+                                                                   now: pipelineTime.time, took: took) else { continue }
             do {
                 try await coordinator.perform(DelegatedCommand(
                     kind: .play(itemTime: media, rate: current.rate, atClockTime: startAt),

@@ -55,6 +55,8 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     public var readyTimeout: Duration { readiness.limit }
     /// Participants left behind being brought back (CoordinationMedium+Readiness.swift).
     var bringBackTasks: [ParticipantID: Task<Void, Never>] = [:]
+    /// The catch-up running for each participant (CoordinationMedium+CatchUp.swift): one at a time.
+    var catchUps: [ParticipantID: Task<Bool, any Error>] = [:]
 
     var roster = GroupRoster()
     var coordinators: [ParticipantID: PlaybackCoordinator] = [:]

@@ -72,6 +72,9 @@ public struct PadProbeInfo: Sendable {
     /// synchronises a buffer that begins before `segmentStart` on the clipped start, not on its PTS.
     public var segmentStart: ClockTime?
     public var segmentStop: ClockTime?
+    /// For a TIME segment event: the stream time of `segmentStart` (a buffer's stream time, for forward playback,
+    /// is segmentTime + PTS − segmentStart: the position a player reports, whatever the container's timestamps).
+    public var segmentTime: ClockTime?
 }
 
 /// Token of an installed pad probe: removes the probe when released.
@@ -117,6 +120,7 @@ public final class PadProbe: @unchecked Sendable {
                     if segment.pointee.format == GST_FORMAT_TIME {
                         swiftInfo.segmentStart = ClockTime(raw: segment.pointee.start)
                         swiftInfo.segmentStop = ClockTime(raw: segment.pointee.stop)
+                        swiftInfo.segmentTime = ClockTime(raw: segment.pointee.time)
                     }
                 }
             }

@@ -13,7 +13,7 @@ struct MultiviewCommand: AsyncParsableCommand {
         commandName: "multiview",
         abstract: "Synchronized multiview audio/video player for Linux (GStreamer + PulseAudio).",
         subcommands: [Play.self, Info.self, SyncReport.self, Routes.self, PreviewCommand.self, TrickPlayCommand.self,
-                      Host.self, Join.self],
+                      Host.self, Join.self, SyncLogSkew.self],
         defaultSubcommand: Play.self
     )
 }

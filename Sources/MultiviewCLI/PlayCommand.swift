@@ -48,6 +48,9 @@ struct Play: AsyncParsableCommand {
     @Flag(name: .long, help: "Start each view again from the beginning at its end (coordinated: the group, together).")
     var loop = false
 
+    @Option(name: .long, help: ArgumentHelp("With --headless: write every rendered frame's render time on the shared clock to DIR/render-times.log while playing (multiview sync-log-skew DIR gives the skew between views).", valueName: "DIR"))
+    var syncLog: String?
+
     @OptionGroup(title: "HLS views on a shared link")
     var priorityOptions: PriorityOptions
     @OptionGroup(title: "Audio routes and the external display")
@@ -74,6 +77,7 @@ struct Play: AsyncParsableCommand {
             if let tile { do { _ = try StageLimits.tile(tile) } catch { return "--tile \(error)" } }
             _ = try StageLimits.spareTileCount(spareTiles, input: "--spare-tiles \(spareTiles)")
             if let problem = languages.problem() { return problem }
+            if let problem = PlaySyncLog.problem(syncLog: syncLog, headless: headless) { return problem }
             // The priority engineer's options parse `N=level`; which N exist is known here.
             for (number, level) in try priorityOptions.parsedPriorities().sorted(by: { $0.key < $1.key }) {
                 _ = try StageLimits.view(number, count: viewCount ?? media.count, input: "--priority \(number)=\(level.rawValue)")
@@ -133,6 +137,16 @@ struct Play: AsyncParsableCommand {
                                                reporter: reporter)
         configuration.playerCreated = Play.playerHook(languages: languages.preferences, remote: remote,
                                                       reporter: reporter)
+        var recording: PlaySyncLog?
+        if let syncLog {
+            do {
+                recording = try PlaySyncLog(directory: syncLog, coordinatedItem: coordinated ? itemId : nil)
+            } catch {
+                reporter.error("--sync-log \(syncLog): \(error.localizedDescription)")
+                throw ExitCode(64)
+            }
+            configuration.playerCreated = recording?.hook(configuration.playerCreated, reporter: reporter)
+        }
         let stage = Stage(configuration: configuration, reporter: reporter)
         // Started just before the stage's own deadline, so it never ends a shutdown that is on time.
         if let seconds = playOptions.durationSeconds { reporter.quitRequested(after: seconds) }
@@ -140,6 +154,7 @@ struct Play: AsyncParsableCommand {
         let signalWatch = Task { for await _ in signals { await stage.endNow() } }
         let outcome = await stage.run(commands: .merging([StdinCommands.stream(reporter: reporter), remoteCommands]))
         signalWatch.cancel()
+        recording?.finish(reporter: reporter)
         reporter.watchdog.phase("closing the MPRIS connection")
         await remote?.shutdown()
         reporter.watchdog.phase("giving the audio routes back")

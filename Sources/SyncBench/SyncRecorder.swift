@@ -16,7 +16,8 @@ import Synchronization
 /// pausing would be compared, frame for frame, with the others' frames of the new timeline.
 ///
 /// Threading: handoffs and segment events arrive on each view's streaming thread; the records, the phases and
-/// rates live in one `Mutex`.
+/// rates live in one `Mutex`. With an `output` (`play --sync-log`: a long run) the records are handed to it
+/// instead of kept: `frames` then stays empty.
 public final class SyncRecorder: Sendable {
     private struct State {
         var frames: [FrameRecord] = []
@@ -35,12 +36,22 @@ public final class SyncRecorder: Sendable {
         var ratesFromNextSegment: Set<Int> = []
         /// Each view's current segment start while playing forward (see `presentedMediaTime`).
         var segmentStarts: [Int: ClockTime] = [:]
+        /// Each view's current segment's stream time at its start (`followsSegments`).
+        var segmentTimes: [Int: ClockTime] = [:]
     }
     private let state = Mutex(State())
     private let connections = Mutex<[Int: (handoff: SignalConnection, segments: PadProbe)]>([:])
     public let clock: Clock
+    private let output: (any FrameRecordOutput)?
+    /// For `play`, where nobody scripts phases or rates: every segment event sets its view's rate, and a frame's
+    /// media time is its stream time (segment time + PTS − segment start), the position the player reports. HLS
+    /// and local views play together there, and hlsdemux2 keeps the TS timestamps (PTS 62 s at position 0 with
+    /// our fixture), so their PTS could not be compared with a file's.
+    private let followsSegments: Bool
 
-    public init(clock: Clock) { self.clock = clock }
+    public init(clock: Clock, output: (any FrameRecordOutput)? = nil, followsSegments: Bool = false) {
+        self.clock = clock; self.output = output; self.followsSegments = followsSegments
+    }
 
     /// Starts recording a headless view (its video sink must be a fakesink). Throws when it is not.
     public func attach(_ player: Player, item: String) throws {
@@ -56,20 +67,28 @@ public final class SyncRecorder: Sendable {
             s.rates[view] = s.rates[view] ?? 1.0
             s.viewPhases[view] = s.phase   // a view attached now starts in the current phase
         }
+        let output = self.output, follows = self.followsSegments
         let handoff = try sink.connect("handoff") { [weak self] args in
             let now = clock.time
             guard let self, let pts = args.bufferTimestamp(at: 1) else { return }
-            self.state.withLock { s in
-                let media = SyncRecorder.presentedMediaTime(pts: pts, segmentStart: s.segmentStarts[view])
-                s.frames.append(FrameRecord(view: view, mediaTimeNs: media.nanoseconds, renderClockNs: now.nanoseconds,
-                                            rate: s.rates[view] ?? 1.0, phase: s.viewPhases[view] ?? s.phase,
-                                            item: s.items[view] ?? ""))
+            let record = self.state.withLock { s -> FrameRecord? in
+                var media = SyncRecorder.presentedMediaTime(pts: pts, segmentStart: s.segmentStarts[view])
+                if follows { media = SyncRecorder.streamTime(of: media, segmentStart: s.segmentStarts[view],
+                                                              segmentTime: s.segmentTimes[view]) }
+                let record = FrameRecord(view: view, mediaTimeNs: media.nanoseconds, renderClockNs: now.nanoseconds,
+                                         rate: s.rates[view] ?? 1.0, phase: s.viewPhases[view] ?? s.phase,
+                                         item: s.items[view] ?? "")
+                guard output != nil else { s.frames.append(record); return nil }
+                return record
             }
+            if let record { output?.record(record) }
         }
         let segments = try sink.staticPad("sink").addProbe(.eventDownstream) { [weak self] info in
             guard let self, info.eventName == "segment" else { return .ok }
             self.state.withLock { s in
                 s.segmentStarts[view] = (info.segmentRate ?? 1) > 0 ? info.segmentStart : nil
+                if follows, let rate = info.segmentRate { s.rates[view] = rate }
+                if follows { s.segmentTimes[view] = (info.segmentRate ?? 1) > 0 ? info.segmentTime : nil }
                 if let item = s.itemsFromNextSegment.removeValue(forKey: view) { s.items[view] = item }
                 if s.ratesFromNextSegment.remove(view) != nil, let rate = info.segmentRate { s.rates[view] = rate }
                 guard s.awaitingSegment.remove(view) != nil else { return }
@@ -89,6 +108,13 @@ public final class SyncRecorder: Sendable {
     static func presentedMediaTime(pts: ClockTime, segmentStart: ClockTime?) -> ClockTime {
         guard let segmentStart, segmentStart > pts else { return pts }
         return segmentStart
+    }
+
+    /// Stream time of a presented media time (forward playback): segment time + (media − segment start); the
+    /// media time itself when the segment gives no start or time.
+    static func streamTime(of media: ClockTime, segmentStart: ClockTime?, segmentTime: ClockTime?) -> ClockTime {
+        guard let segmentStart, let segmentTime, media >= segmentStart else { return media }
+        return segmentTime + (media - segmentStart)
     }
 
     public func detach(view: Int) { _ = connections.withLock { $0.removeValue(forKey: view) } }
@@ -143,4 +169,10 @@ public final class SyncRecorder: Sendable {
         state.withLock { s in s.frames.first(where: { $0.phase == phase }) }
     }
     public var frameCount: Int { state.withLock { $0.frames.count } }
+}
+
+/// Where a `SyncRecorder` hands each frame record when it does not keep them (`SyncLogWriter`). Called on the
+/// views' streaming threads, inside their render call: it must only hand the record over.
+public protocol FrameRecordOutput: Sendable {
+    func record(_ frame: FrameRecord)
 }

@@ -100,4 +100,27 @@ final class CatchUpPlannerTests: XCTestCase {
         XCTAssertNotNil(planner.nextInstant(now: .seconds(5)))
         XCTAssertNil(planner.nextInstant(now: .seconds(5)), "a fifth instant")
     }
+
+    /// A miss teaches how long preparing takes: the next aim leaves at least twice that plus 80 ms, whether the
+    /// instant was too close or the group moved (issue 15: a reloaded HLS view, last measured at 0.1 s, took 1–1.5 s
+    /// per aim and missed four in a row by doubling alone).
+    func testAMeasuredPreparationSetsTheNextLeadAtLeast() {
+        let group = GroupState(itemIdentifier: "a", rate: 1, isPlaying: true, anchorMedia: .zero, anchorClock: .seconds(100))
+        var planner = CatchUpPlanner(lastPrepare: .milliseconds(100))
+        XCTAssertEqual(planner.lead, .milliseconds(280))
+        let media = planner.nextAim(group: group, now: .seconds(101))!
+        XCTAssertEqual(planner.afterPrepare(at: media, aimedAt: group, group: group, now: .milliseconds(102_200),
+                                            took: .milliseconds(1200)), .aimAgain)
+        XCTAssertEqual(planner.lead, .milliseconds(2480), "2 × 1200 + 80, not 2 × 280")
+        var moved = CatchUpPlanner(lastPrepare: .milliseconds(100))
+        let other = GroupState(itemIdentifier: "a", rate: 1, isPlaying: true, anchorMedia: .seconds(5), anchorClock: .seconds(101))
+        let aim = moved.nextAim(group: group, now: .seconds(101))!
+        XCTAssertEqual(moved.afterPrepare(at: aim, aimedAt: group, group: other, now: .milliseconds(101_900),
+                                          took: .milliseconds(900)), .aimAgain)
+        XCTAssertEqual(moved.lead, .milliseconds(1880))
+        var fast = CatchUpPlanner(lastPrepare: .milliseconds(100))
+        let early = fast.nextAim(group: group, now: .seconds(101))!
+        XCTAssertEqual(fast.afterPrepare(at: early, aimedAt: group, group: group, now: .milliseconds(101_050),
+                                         took: .milliseconds(50)), .start(at: .milliseconds(101_280)))
+    }
 }

@@ -157,7 +157,8 @@ final class MediumWithTestClockTests: XCTestCase {
         let joinAt = group.time.time
         try await group.coordinators[2].join()
         let firstAim = joinAt + .milliseconds(380)
-        let secondAim = joinAt + .milliseconds(500 + 760)
+        // Twice as far (760 ms), and at least what the 500 ms it took needs: 2 × 500 + 80.
+        let secondAim = joinAt + .milliseconds(500 + 1080)
         XCTAssertEqual(slow.buffers, [firstAim, secondAim].map { ClockTime(nanoseconds: $0.nanoseconds - anchor.nanoseconds) })
         XCTAssertEqual(slow.plays.map(\.at), [secondAim], "it was told to start at a passed instant, or not at all")
         XCTAssertEqual(slow.startedAt, [secondAim])
