@@ -21,7 +21,7 @@
 ///    on busy null sinks after a fresh stream's priming: 0.4–3.3 s): the calibration would place every sample that
 ///    far ahead of what the server plays, the sink's writes would block that long and the view's video would starve
 ///    behind its full audio queue (issue 15, the soak's added view). The window opens from the stopped time
-///    instead, and until a sink reading comes back within `stopTolerance` of real time from there (libpulse holds
+///    instead, and until a sink reading comes back within `realTimeTolerance` of real time from there (libpulse holds
 ///    its time until the stream's real position catches up), readings ahead of that extrapolation are answered
 ///    with it (readings behind it are taken) — for at most the refused excess plus `absorbLimit`.
 ///
@@ -34,12 +34,17 @@ public struct AudioClockReadingPolicy: Sendable {
     public var jumpTolerance: UInt64
     /// A first reading beyond this (no accepted reading to extrapolate from) is absurd.
     public var absurdTime: UInt64
-    /// How far a window-opening reading may be beyond the stream's time noted at its stop (timing jitter) before
-    /// the excess counts as time that ran while stopped (rule 4).
+    /// How far a window-opening reading may be beyond the stream's time noted at its stop before the excess counts
+    /// as time that ran while stopped (rule 4). A second: shorter excesses block the sink for less than its
+    /// pipeline's queues hold (the video plays on) and the follower settles them audibly right, while refusing them
+    /// (60 or 250 ms here) put the by-ear test's hand-started control 3-27 ms off in 3 of 6 runs (its first view
+    /// showed 0.27 s each time). The video-starving excesses seen were 2.7-3.3 s.
     public var stopTolerance: UInt64
     /// How long after the refused excess has run out rule 4 still answers readings ahead of the extrapolation
     /// with it (a bound, should libpulse's time never come back).
     public var absorbLimit: UInt64
+    /// After a rule-4 refusal, a reading this close to the extrapolation is real time again (ends the absorption).
+    public var realTimeTolerance: UInt64
 
     /// Before asking the sink: answer without asking, or ask.
     public enum Ask: Equatable, Sendable {
@@ -64,19 +69,21 @@ public struct AudioClockReadingPolicy: Sendable {
     /// Window-opening readings refused as time that ran while the sink was stopped (rule 4), and the last excess.
     public private(set) var stoppedTimeRefused = 0
     public private(set) var lastStoppedExcess: UInt64 = 0
-    /// Until this instant, readings ahead of the extrapolation by more than `stopTolerance` are answered with it
+    /// Until this instant, readings ahead of the extrapolation by more than `realTimeTolerance` are answered with it
     /// (rule 4); nil when not absorbing.
     private var absorbingUntil: UInt64?
     /// The stream's time when its device was last stopped, until the next window opens (rule 4).
     public private(set) var stoppedReading: UInt64?
 
     public init(window: UInt64, jumpTolerance: UInt64 = 10_000_000_000, absurdTime: UInt64 = 86_400_000_000_000,
-                stopTolerance: UInt64 = 60_000_000, absorbLimit: UInt64 = 1_000_000_000) {
+                stopTolerance: UInt64 = 1_000_000_000, absorbLimit: UInt64 = 250_000_000,
+                realTimeTolerance: UInt64 = 50_000_000) {
         self.window = window
         self.jumpTolerance = jumpTolerance
         self.absurdTime = absurdTime
         self.stopTolerance = stopTolerance
         self.absorbLimit = absorbLimit
+        self.realTimeTolerance = realTimeTolerance
     }
 
     /// The next start of the sink happens no earlier than `instant`.
@@ -119,7 +126,7 @@ public struct AudioClockReadingPolicy: Sendable {
                 if now >= until {
                     absorbingUntil = nil
                 } else if reading > expected {
-                    if reading - expected > stopTolerance { return expected }
+                    if reading - expected > realTimeTolerance { return expected }
                     absorbingUntil = nil   // back with real time: the sink's readings are real again
                 }
                 // Behind the extrapolation: taken (the follower sees it), still absorbing.

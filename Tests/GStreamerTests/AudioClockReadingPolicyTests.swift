@@ -162,11 +162,12 @@ final class AudioClockReadingPolicyTests: XCTestCase {
         var policy = AudioClockReadingPolicy(window: 100 * ms, absorbLimit: 1 * s)
         primed(&policy)
         policy.arm(at: 6 * s)
-        XCTAssertEqual(read(&policy, sink: 1200 * ms, at: 6 * s), .some(200 * ms), "1 s refused")
+        XCTAssertEqual(read(&policy, sink: 1700 * ms, at: 6 * s), .some(200 * ms), "1.5 s refused")
         XCTAssertEqual(read(&policy, sink: 3 * s, at: 7 * s), .some(1200 * ms), "still ahead: extrapolated")
-        // 1 s of excess + 1 s of limit after the start: the sink's readings are taken again, whatever they say.
-        XCTAssertEqual(read(&policy, sink: 5 * s, at: 8 * s), .some(5 * s))
-        XCTAssertEqual(read(&policy, sink: 5 * s + 20 * ms, at: 8 * s + 20 * ms), .some(5 * s + 20 * ms))
+        XCTAssertEqual(read(&policy, sink: 5 * s, at: 8 * s), .some(2200 * ms), "still ahead: extrapolated")
+        // 1.5 s of excess + 1 s of limit after the start: the sink's readings are taken again, whatever they say.
+        XCTAssertEqual(read(&policy, sink: 5 * s, at: 8500 * ms), .some(5 * s))
+        XCTAssertEqual(read(&policy, sink: 5 * s + 20 * ms, at: 8520 * ms), .some(5 * s + 20 * ms))
     }
 
     func testReadingsBehindTheExtrapolationWhileAbsorbingAreTaken() {
