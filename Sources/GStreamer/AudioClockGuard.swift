@@ -22,6 +22,12 @@ import Synchronization
 /// 15 row 5: an audio-only view stayed BUFFERING 0% after a seek, its stream reporting 8.5 years); a reading
 /// that runs ahead of real time by more than 10 s is refused and the last good one extrapolated instead.
 ///
+/// Time counted while stopped (`AudioClockReadingPolicy` rule 4): on a busy null sink libpulse sometimes lets a
+/// corked stream's time run on (a fresh stream primed, then paused until its coordinated start), so the start's
+/// calibration would sit that far ahead of what the server plays and the sink's writes would block that long (the
+/// soak's frozen added view). The player notes the stream's time when it pauses (`noteStopped`); a start's window
+/// then opens from there.
+///
 /// A lost stream (issue 15, the PulseAudio-kill hang): GStreamer 1.22's pulsesink posts an error (`Disconnected`,
 /// `pa_stream_cork() failed`) while it holds PulseAudio's process-wide mainloop lock. audiobasesink asks a
 /// clock-following sink's clock, then starts its ring buffer (which uncorks the stream), at the start of every
@@ -59,6 +65,11 @@ public final class AudioClockGuard: Sendable {
     public var statistics: (extrapolated: Int, windows: Int) { state.withLock { ($0.extrapolated, $0.windows) } }
     /// Sink readings refused as absurd jumps so far.
     public var refusedReadings: Int { state.withLock { $0.refused } }
+    /// Starts whose stream time had run while the sink was stopped (refused: `AudioClockReadingPolicy` rule 4), and
+    /// the last such excess.
+    public var stoppedTimeRefusals: (count: Int, lastExcess: Duration) {
+        state.withLock { ($0.stoppedTimeRefused, .nanoseconds(Int64($0.lastStoppedExcess))) }
+    }
     /// The sink's stream is known lost: the guard no longer asks the sink, nor lets it start.
     public var isLost: Bool { state.withLock { $0.isLost } }
 
@@ -72,6 +83,17 @@ public final class AudioClockGuard: Sendable {
         }
         let at = Self.now() + ClockTime(max(.zero, delay)).nanoseconds
         state.withLock { $0.arm(at: at) }
+    }
+
+    /// The sink's device has just stopped (its pipeline reached PAUSED: pulsesink corked the stream): notes the
+    /// stream's time now, which the next start cannot find further on (`AudioClockReadingPolicy` rule 4). Asks the
+    /// sink once: call it where no GStreamer lock is held, as `arm`.
+    public func noteStopped() {
+        guard !isLost, let clock = providedClock else { return }
+        let reading = original(clock, originalData)
+        guard reading != ClockTime.noneRawValue else { return }
+        let now = Self.now()
+        state.withLock { $0.stopped(reading: UInt64(reading), now: now) }
     }
 
     /// The sink's stream is gone (its error was posted, or its player says so): from now on no reading asks the

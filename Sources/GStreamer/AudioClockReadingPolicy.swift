@@ -2,7 +2,7 @@
 /// GStreamer, PulseAudio or locks, so that each can be tested with injected readings and instants (all in ns;
 /// instants on the monotonic clock `gst_util_get_timestamp` reads).
 ///
-/// Three rules, in this order:
+/// Four rules, in this order:
 /// 1. **Lost sink.** Once the sink's PulseAudio stream is known lost, every reading is answered "none" (the audio
 ///    clock then repeats its last time) without asking the sink. Asking a dead pulsesink posts an error with
 ///    PulseAudio's mainloop lock held; when audiobasesink asks from its start (it holds the sink's object lock
@@ -15,6 +15,15 @@
 ///    unsigned wrap (hundreds of years ahead, or 8.5 years in the latency it derives), which then sticks for the
 ///    stream's life. It is answered by extrapolating the last accepted reading, for as long as the sink's readings
 ///    stay absurd. Without an accepted reading yet, a reading beyond `absurdTime` is refused with "none".
+/// 4. **Time that ran while stopped.** When the sink's device is stopped (the pipeline PAUSED: pulsesink corks its
+///    stream), the player notes the stream's time then (`stopped`). The next window-opening reading (the start's
+///    calibration) more than `stopTolerance` beyond it is time libpulse counted while the stream was corked (seen
+///    on busy null sinks after a fresh stream's priming: 0.4–3.3 s): the calibration would place every sample that
+///    far ahead of what the server plays, the sink's writes would block that long and the view's video would starve
+///    behind its full audio queue (issue 15, the soak's added view). The window opens from the stopped time
+///    instead, and until a sink reading comes back within `realTimeTolerance` of real time from there (libpulse holds
+///    its time until the stream's real position catches up), readings ahead of that extrapolation are answered
+///    with it (readings behind it are taken) — for at most the refused excess plus `absorbLimit`.
 ///
 /// Ownership: a value type; `AudioClockGuard` keeps it in its `Mutex`.
 public struct AudioClockReadingPolicy: Sendable {
@@ -25,6 +34,17 @@ public struct AudioClockReadingPolicy: Sendable {
     public var jumpTolerance: UInt64
     /// A first reading beyond this (no accepted reading to extrapolate from) is absurd.
     public var absurdTime: UInt64
+    /// How far a window-opening reading may be beyond the stream's time noted at its stop before the excess counts
+    /// as time that ran while stopped (rule 4). A second: shorter excesses block the sink for less than its
+    /// pipeline's queues hold (the video plays on) and the follower settles them audibly right, while refusing them
+    /// (60 or 250 ms here) put the by-ear test's hand-started control 3-27 ms off in 3 of 6 runs (its first view
+    /// showed 0.27 s each time). The video-starving excesses seen were 2.7-3.3 s.
+    public var stopTolerance: UInt64
+    /// How long after the refused excess has run out rule 4 still answers readings ahead of the extrapolation
+    /// with it (a bound, should libpulse's time never come back).
+    public var absorbLimit: UInt64
+    /// After a rule-4 refusal, a reading this close to the extrapolation is real time again (ends the absorption).
+    public var realTimeTolerance: UInt64
 
     /// Before asking the sink: answer without asking, or ask.
     public enum Ask: Equatable, Sendable {
@@ -46,15 +66,40 @@ public struct AudioClockReadingPolicy: Sendable {
     public private(set) var extrapolated = 0
     public private(set) var windows = 0
     public private(set) var refused = 0
+    /// Window-opening readings refused as time that ran while the sink was stopped (rule 4), and the last excess.
+    public private(set) var stoppedTimeRefused = 0
+    public private(set) var lastStoppedExcess: UInt64 = 0
+    /// Until this instant, readings ahead of the extrapolation by more than `realTimeTolerance` are answered with it
+    /// (rule 4); nil when not absorbing.
+    private var absorbingUntil: UInt64?
+    /// The stream's time when its device was last stopped, until the next window opens (rule 4).
+    public private(set) var stoppedReading: UInt64?
 
-    public init(window: UInt64, jumpTolerance: UInt64 = 10_000_000_000, absurdTime: UInt64 = 86_400_000_000_000) {
+    public init(window: UInt64, jumpTolerance: UInt64 = 10_000_000_000, absurdTime: UInt64 = 86_400_000_000_000,
+                stopTolerance: UInt64 = 1_000_000_000, absorbLimit: UInt64 = 250_000_000,
+                realTimeTolerance: UInt64 = 50_000_000) {
         self.window = window
         self.jumpTolerance = jumpTolerance
         self.absurdTime = absurdTime
+        self.stopTolerance = stopTolerance
+        self.absorbLimit = absorbLimit
+        self.realTimeTolerance = realTimeTolerance
     }
 
     /// The next start of the sink happens no earlier than `instant`.
     public mutating func arm(at instant: UInt64) { armedAfter = instant }
+
+    /// The sink's device stopped (its stream corked) with the stream's time at `reading` (asked at `now`): the
+    /// next start cannot find it further on (rule 4). A reading rule 3 would refuse is not noted.
+    public mutating func stopped(reading: UInt64, now: UInt64) {
+        if let accepted {
+            let expected = accepted.reading &+ (now > accepted.at ? now - accepted.at : 0)
+            guard reading <= expected || reading - expected <= jumpTolerance else { return }
+        } else if reading > absurdTime {
+            return
+        }
+        stoppedReading = reading
+    }
 
     /// The sink's PulseAudio stream is gone for good: never ask it again.
     public mutating func markLost() { isLost = true }
@@ -67,7 +112,7 @@ public struct AudioClockReadingPolicy: Sendable {
         return .answer(windowBase &+ (now - windowStart))
     }
 
-    /// Rule 3 and the window's opening, for the sink's `reading` asked at `now`: the time to answer, nil for
+    /// Rules 3 and 4 and the window's opening, for the sink's `reading` asked at `now`: the time to answer, nil for
     /// "none". A "none" from the sink stays "none".
     public mutating func afterAsking(reading: UInt64?, now: UInt64) -> UInt64? {
         guard let reading else { return nil }
@@ -77,18 +122,36 @@ public struct AudioClockReadingPolicy: Sendable {
                 refused += 1
                 return expected
             }
+            if let until = absorbingUntil {
+                if now >= until {
+                    absorbingUntil = nil
+                } else if reading > expected {
+                    if reading - expected > realTimeTolerance { return expected }
+                    absorbingUntil = nil   // back with real time: the sink's readings are real again
+                }
+                // Behind the extrapolation: taken (the follower sees it), still absorbing.
+            }
         } else if reading > absurdTime {
             refused += 1
             return nil
         }
-        accepted = (reading, now)
+        var answer = reading
         if let after = armedAfter, now >= after {
             armedAfter = nil
+            if let stopped = stoppedReading, reading > stopped, reading - stopped > stopTolerance {
+                // Rule 4: the stream cannot have run while the sink was stopped.
+                stoppedTimeRefused += 1
+                lastStoppedExcess = reading - stopped
+                absorbingUntil = now &+ lastStoppedExcess &+ absorbLimit
+                answer = stopped
+            }
+            stoppedReading = nil
             windowStart = now
             windowEnd = now &+ window
-            windowBase = reading
+            windowBase = answer
             windows += 1
         }
-        return reading
+        accepted = (answer, now)
+        return answer
     }
 }

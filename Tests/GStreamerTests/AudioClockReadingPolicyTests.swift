@@ -94,4 +94,91 @@ final class AudioClockReadingPolicyTests: XCTestCase {
         policy.arm(at: 3 * s)
         XCTAssertEqual(policy.beforeAsking(now: 4 * s), .lost)
     }
+
+    // MARK: Rule 4: time that ran while the sink was stopped
+
+    /// Plays 0.2 s (a fresh stream's priming: renders every 20 ms, each reading accepted), then stops at 5.2 s
+    /// with the stream's time at 0.2 s.
+    private func primed(_ policy: inout AudioClockReadingPolicy) {
+        policy.arm(at: 5 * s)
+        for i in UInt64(0)...10 {
+            XCTAssertEqual(read(&policy, sink: i * 20 * ms, at: 5 * s + i * 20 * ms), .some(i * 20 * ms))
+        }
+        policy.stopped(reading: 200 * ms, now: 5200 * ms)
+        XCTAssertEqual(policy.stoppedReading, 200 * ms)
+    }
+
+    func testAStartWhoseStreamTimeRanWhileStoppedOpensItsWindowWhereTheStreamStopped() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        // Stopped at 0.2 s; started at 8.6 s, where libpulse says 3.465 s (the soak's added view).
+        policy.arm(at: 8600 * ms)
+        XCTAssertEqual(read(&policy, sink: 3465 * ms, at: 8600 * ms), .some(200 * ms), "calibrated where it stopped")
+        XCTAssertEqual(policy.stoppedTimeRefused, 1)
+        XCTAssertEqual(policy.lastStoppedExcess, 3265 * ms)
+        XCTAssertEqual(policy.beforeAsking(now: 8650 * ms), .answer(250 * ms), "the window extrapolates from there")
+        // After the window libpulse holds its time until the real position catches up: answered with real time.
+        XCTAssertEqual(read(&policy, sink: 3465 * ms, at: 8800 * ms), .some(400 * ms))
+        XCTAssertEqual(read(&policy, sink: 3466 * ms, at: 10 * s), .some(1600 * ms))
+        // The real position passes libpulse's held time: the sink's readings are taken again.
+        XCTAssertEqual(read(&policy, sink: 3480 * ms, at: 11880 * ms), .some(3480 * ms))
+        XCTAssertEqual(read(&policy, sink: 3500 * ms, at: 11900 * ms), .some(3500 * ms))
+        XCTAssertEqual(policy.refused, 0, "not counted as absurd jumps")
+    }
+
+    func testAStartWhoseStreamStoppedWhereItWasReadIsCalibratedOnTheSink() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        // The stream ran on for a buffer or two after the last render, until its cork landed: within tolerance.
+        policy.arm(at: 8600 * ms)
+        XCTAssertEqual(read(&policy, sink: 240 * ms, at: 8600 * ms), .some(240 * ms))
+        XCTAssertEqual(policy.stoppedTimeRefused, 0)
+        XCTAssertNil(policy.stoppedReading, "used by the start it preceded")
+        // A start with no stop noted before it (a playing sink armed again, a flush) is not judged by rule 4.
+        XCTAssertEqual(read(&policy, sink: 400 * ms, at: 8760 * ms), .some(400 * ms))
+        policy.arm(at: 8770 * ms)
+        XCTAssertEqual(read(&policy, sink: 900 * ms, at: 8780 * ms), .some(900 * ms))
+        XCTAssertEqual(policy.stoppedTimeRefused, 0)
+    }
+
+    func testAStopReadingRule3WouldRefuseIsNotNoted() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        policy.arm(at: 6 * s)
+        XCTAssertEqual(read(&policy, sink: 200 * ms, at: 6 * s), .some(200 * ms))
+        policy.stopped(reading: 268_000_000 * s, now: 6100 * ms)
+        XCTAssertNil(policy.stoppedReading, "a wrapped time is no stop position")
+    }
+
+    func testAFreshStreamsFirstStartHasNothingToCompareWith() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        XCTAssertNil(policy.stoppedReading)
+        policy.arm(at: 1 * s)
+        XCTAssertEqual(read(&policy, sink: 700 * ms, at: 1 * s), .some(700 * ms))
+        XCTAssertEqual(policy.stoppedTimeRefused, 0)
+    }
+
+    func testTheAbsorptionEndsAtItsLimitWhenTheSinkNeverComesBack() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms, absorbLimit: 1 * s)
+        primed(&policy)
+        policy.arm(at: 6 * s)
+        XCTAssertEqual(read(&policy, sink: 1700 * ms, at: 6 * s), .some(200 * ms), "1.5 s refused")
+        XCTAssertEqual(read(&policy, sink: 3 * s, at: 7 * s), .some(1200 * ms), "still ahead: extrapolated")
+        XCTAssertEqual(read(&policy, sink: 5 * s, at: 8 * s), .some(2200 * ms), "still ahead: extrapolated")
+        // 1.5 s of excess + 1 s of limit after the start: the sink's readings are taken again, whatever they say.
+        XCTAssertEqual(read(&policy, sink: 5 * s, at: 8500 * ms), .some(5 * s))
+        XCTAssertEqual(read(&policy, sink: 5 * s + 20 * ms, at: 8520 * ms), .some(5 * s + 20 * ms))
+    }
+
+    func testReadingsBehindTheExtrapolationWhileAbsorbingAreTaken() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        policy.arm(at: 8 * s)
+        XCTAssertEqual(read(&policy, sink: 2 * s, at: 8 * s), .some(200 * ms))
+        // libpulse went below real time (it re-based on the server's position): taken, the follower sees it.
+        XCTAssertEqual(read(&policy, sink: 250 * ms, at: 8300 * ms), .some(250 * ms))
+        XCTAssertEqual(read(&policy, sink: 2 * s, at: 8320 * ms), .some(270 * ms), "still absorbing: ahead again, refused")
+        XCTAssertEqual(read(&policy, sink: 300 * ms, at: 8340 * ms), .some(300 * ms), "back within tolerance: taken")
+        XCTAssertEqual(read(&policy, sink: 1 * s, at: 8360 * ms), .some(1 * s), "absorbing over: rule 3's 10 s again")
+    }
 }

@@ -214,6 +214,7 @@ extension Player {
                 failSoon(PlayerError(view: view, cause: .stateChangeFailed(to: .paused)))
             }
         }
+        audio.clockGuard?.noteStopped()
     }
 
     /// Brings the pipeline to PLAYING behind sinks that `startCoordinated` started ahead of it (its children

@@ -365,6 +365,8 @@ public actor Player {
             try await waitUntilSettled(timeout: timeout)
         }
         if let failure { throw failure }
+        // Its stream is corked now: where its time stands is where the next start must find it (AudioClockGuard).
+        if state == .paused { audio.clockGuard?.noteStopped() }
     }
 
     /// Returns when the view has failed or `grace` has passed (in 5 ms steps).
