@@ -8,6 +8,11 @@ struct AudioOutputState {
     var reconnect: Task<Void, Never>?
     /// A new pulsesink is being brought up after a loss; an error from it means the server is not really back.
     var reconnecting = false
+    /// Sink replacements and stream losses (pure bookkeeping, `AudioSinkReplacements`): one replacement owns the
+    /// pipeline; a newer one (a loss during the last, its new stream failing at once) supersedes it.
+    var replacements = AudioSinkReplacements()
+    /// The task running the replacement in flight (cancelled when a newer one begins).
+    var replacementTask: Task<Void, Never>?
     /// Audio sinks follow the pipeline's clock (the system clock or the group's): set at `load` (`useSystemClock`)
     /// or by `adoptClock`, reapplied to a replacement sink.
     var followsSharedClock = false
@@ -22,6 +27,8 @@ struct AudioOutputState {
     /// Holds the video sink's input while the audio stream is primed.
     var primingVideoHold: PadProbe?
 }
+
+private struct AudioSinkReplacementSuperseded: Error {}
 
 /// The audio output supervisor: PulseAudio loss and return (a fake sink meanwhile, a 1 s poll for the server),
 /// the follower and guard that keep a coordinated view's PulseAudio stream on the shared clock, and the priming of
@@ -44,47 +51,68 @@ extension Player {
         guard case .pulse = configuration.audio, failure == nil else { return }
         let firstLoss = !audio.outputLost
         audio.outputLost = true
+        audio.replacements.noteLoss()
         audio.reconnecting = false
         if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
-        let position = renderedMediaTime.latest ?? .zero
-        let resume = machine.target == .playing
-        Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
+        beginAudioSinkReplacement(pulse: false, at: renderedMediaTime.latest ?? .zero, resume: machine.target == .playing)
         audio.reconnect?.cancel()
         let clock = self.clock
         audio.reconnect = Task(executorPreference: executor) { [weak self] in
             while !Task.isCancelled {
                 do { try await clock.sleep(for: Player.audioServerPollInterval) } catch { return }
-                guard case .pulse = AudioOutput.detect() else { continue }
+                guard AudioOutput.pulseAudioTakesStreams() else { continue }
                 await self?.audioServerBack()
                 return
             }
         }
     }
 
-    private func audioServerBack() async {
+    private func audioServerBack() {
         guard audio.outputLost, failure == nil else { return }
-        let position = self.position ?? renderedMediaTime.latest ?? .zero
         audio.reconnecting = true
-        await replaceAudioSink(pulse: true, at: position, resume: machine.target == .playing)
-        // An error of the new sink meanwhile sent us back to the fake sink (and to polling).
-        guard audio.reconnecting, failure == nil else { return }
-        audio.reconnecting = false
-        audio.outputLost = false
-        publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+        beginAudioSinkReplacement(pulse: true, at: self.position ?? renderedMediaTime.latest ?? .zero,
+                                  resume: machine.target == .playing)
     }
 
-    private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
-        guard failure == nil, case .pulse(let device) = configuration.audio else { return }
+    /// Starts replacing the audio sink (a fake sink, or a new pulsesink when `pulse`), superseding the replacement
+    /// in flight if any: that one is cancelled and stops at its next step without failing the view, and this one
+    /// keeps its position and intent (see `AudioSinkReplacements` for why).
+    private func beginAudioSinkReplacement(pulse: Bool, at position: ClockTime, resume: Bool) {
+        replacementTaskCancel()
+        let job = audio.replacements.begin(position: position, resume: resume)
+        // Runs on this actor once the caller's turn ends.
+        audio.replacementTask = Task(executorPreference: executor) { [weak self] in
+            await self?.replaceAudioSink(pulse: pulse, job)
+        }
+    }
+
+    private func replacementTaskCancel() {
+        audio.replacementTask?.cancel()
+        audio.replacementTask = nil
+    }
+
+    /// Throws when a newer replacement took over (or this one was cancelled for it).
+    private func checkOwner(_ job: AudioSinkReplacements.Job) throws {
+        guard audio.replacements.owns(job), !Task.isCancelled else { throw AudioSinkReplacementSuperseded() }
+    }
+
+    private func replaceAudioSink(pulse: Bool, _ job: AudioSinkReplacements.Job) async {
+        guard failure == nil, case .pulse(let device) = configuration.audio, audio.replacements.owns(job) else { return }
         // Every replacement takes the pipeline down, the one on PulseAudio's return too: coordinated, each is an
         // interruption of its own, begun here and ended below, so that the coordinator suspends the view and
         // rejoins the group when it ends. (Begun only at the loss, the return's end found no suspension to end
-        // and the view stayed PAUSED: issue 15 row 3.)
+        // and the view stayed PAUSED: issue 15 row 3.) A superseded replacement ends nothing: the newer one does.
         if interceptor != nil { publish(.interruption(began: true)) }
         takePipelineDown()
         do {
             let sink = pulse ? try PlayerPipelineBuilder.makePulseSink(configuration, device: device)
                              : try PlayerPipelineBuilder.fakeAudioSink()
             try pipeline.set("audio-sink", sink)
+            audio.replacements.sinkReplaced()
+            // The guard and follower belonged to the sink that left (the guard reads through a pointer to that
+            // sink, freed with it: arming it for the next PLAYING crashed in libgstpulseaudio).
+            audio.clockGuard = nil
+            audio.clockFollower = nil
             let rendered = renderedMediaTime
             if let pad = try? sink.staticPad("sink") {
                 sinkProbes.append(pad.addProbe(.buffer) { info in
@@ -97,17 +125,31 @@ extension Player {
                 followSharedClock(pulseSink)
             }
             try await changeState(to: .paused, timeout: .seconds(20))
-            try await flushingSeek(to: position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            try checkOwner(job)
+            try await flushingSeek(to: job.position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            try checkOwner(job)
             if interceptor != nil {
                 // The coordinator rejoins the group (catch-up) when the interruption ends.
                 publish(.interruption(began: false))
-            } else if resume {
+            } else if job.resume {
                 try await changeState(to: .playing, timeout: .seconds(20))
+                try checkOwner(job)
             }
-        } catch let error as PlayerError {
-            fail(error)
+            _ = audio.replacements.end(job)
+            if pulse {
+                audio.reconnecting = false
+                audio.outputLost = false
+                publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+            }
         } catch {
-            fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
+            // Superseded (cancelled, or a newer replacement began while this one waited): not the view's failure.
+            guard !(error is AudioSinkReplacementSuperseded), !(error is CancellationError),
+                  audio.replacements.end(job) else { return }
+            if let error = error as? PlayerError {
+                fail(error)
+            } else {
+                fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
+            }
         }
     }
 

@@ -136,6 +136,7 @@ public actor Player {
 
     deinit {
         audio.reconnect?.cancel()
+        audio.replacementTask?.cancel()
         videoFlowWatch?.cancel()
         for (_, c) in subscribers { c.finish() }
         for (_, w) in asyncDoneWaiters { w.resume(throwing: CancellationError()) }
@@ -219,7 +220,8 @@ public actor Player {
     private func handle(_ message: BusMessage) {
         completeCoordinatedStart()
         switch message {
-        case .error(let info) where info.source.factory == "pulsesink" && configuration.audio != .fakeSink:
+        case .error(let info) where configuration.audio != .fakeSink
+                && AudioSinkReplacements.isStreamLoss(info, reconnecting: audio.reconnecting):
             // PulseAudio went away (stopped, restarted): the view plays on without sound instead of failing.
             // Later errors of the lost sink (it posts several) change nothing.
             if !audio.outputLost || audio.reconnecting { audioOutputLost(info.message) }
