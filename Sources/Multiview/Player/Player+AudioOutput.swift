@@ -153,6 +153,22 @@ extension Player {
         }
     }
 
+    /// Whether a state change refused since `losses` was read is the lost PulseAudio stream's doing (see
+    /// `AudioSinkReplacements.explainsRefusal`). Such a refusal is not the view's failure: the supervisor replaces
+    /// that sink (a fake one until the daemon answers, then a new stream) and the view goes on. Issue 15: after a
+    /// PulseAudio kill, views FAILED with "cannot change state to PAUSED" — a group command's preparation (its
+    /// PAUSED and flushing seek) on a pipeline whose pulsesink's stream had died: the sink's preroll failed on the
+    /// dead stream, the state change with it, and the refusal failed the view.
+    func audioOutputLossExplainsRefusal(since losses: Int) -> Bool {
+        audio.replacements.explainsRefusal(since: losses)
+    }
+
+    /// What an operation throws when a lost PulseAudio stream refused its state change (the view does not fail;
+    /// a coordinated view is suspended and caught up by the replacement, see `replaceAudioSink`).
+    func refusedForLostAudioOutput(_ state: ElementState) -> PlayerError {
+        PlayerError(view: view, cause: .output("the PulseAudio stream is lost: \(state) refused until the sink is replaced"))
+    }
+
     /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
     /// nil without PulseAudio output.
     func currentPulseSink() -> (audio: Element, pulse: Element)? {
