@@ -54,17 +54,31 @@ extension Player {
         audio.replacements.noteLoss()
         audio.reconnecting = false
         if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
-        beginAudioSinkReplacement(pulse: false, at: renderedMediaTime.latest ?? .zero, resume: machine.target == .playing)
+        beginAudioSinkReplacement(pulse: false, at: positionWithoutAudio ?? .zero, resume: machine.target == .playing)
         audio.reconnect?.cancel()
-        let clock = self.clock
+        let clock = self.clock, device = configuredPulseDevice
         audio.reconnect = Task(executorPreference: executor) { [weak self] in
             while !Task.isCancelled {
                 do { try await clock.sleep(for: Player.audioServerPollInterval) } catch { return }
-                guard AudioOutput.pulseAudioTakesStreams() else { continue }
+                guard AudioOutput.pulseAudioTakesStreams(device: device) else { continue }
                 await self?.audioServerBack()
                 return
             }
         }
+    }
+
+    /// Where the view is, asked of its video sink (a position query of the whole pipeline would ask the dead
+    /// pulsesink too), else the last buffer a sink rendered. Not that buffer's time first: it is a timestamp, and
+    /// an HLS stream's timestamps are offset from its position — the soak's HLS views, replacing their lost sink,
+    /// seeked to 1:07 of 24 s media ("seek to 0:01:07.033 at rate 1.0 refused") and FAILED.
+    private var positionWithoutAudio: ClockTime? {
+        (try? pipeline.get("video-sink", as: Element.self))?.queryPosition() ?? renderedMediaTime.latest
+    }
+
+    /// The sink the view's streams go to (nil: the server's default).
+    private var configuredPulseDevice: String? {
+        if case .pulse(let device) = configuration.audio { return device }
+        return nil
     }
 
     private func audioServerBack() {

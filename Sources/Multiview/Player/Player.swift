@@ -225,8 +225,7 @@ public actor Player {
     private func handle(_ message: BusMessage) {
         completeCoordinatedStart()
         switch message {
-        case .error(let info) where configuration.audio != .fakeSink
-                && AudioSinkReplacements.isStreamLoss(info, reconnecting: audio.reconnecting):
+        case .error(let info) where configuration.audio != .fakeSink && AudioSinkReplacements.isStreamLoss(info):
             // PulseAudio went away (stopped, restarted): the view plays on without sound instead of failing.
             // Later errors of the lost sink (it posts several) change nothing.
             if !audio.outputLost || audio.reconnecting { audioOutputLost(info.message) }
