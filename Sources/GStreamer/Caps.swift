@@ -25,6 +25,8 @@ public final class Caps: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var count: Int { Int(gst_caps_get_size(caps)) }
+    /// No format at all (EMPTY), as opposed to ANY.
+    public var isEmpty: Bool { gst_caps_is_empty(caps) != 0 }
 
     /// A copy of structure `index` (nil when out of range).
     public func structure(at index: Int = 0) -> Structure? {

@@ -15,6 +15,19 @@ public final class Pad: ObjectRef, @unchecked Sendable {
         return Caps(takingOwnershipOf: raw)
     }
 
+    /// What the pad (and what is behind it) can take now: the answer to a caps query, nil when the query fails.
+    /// Unlike `gst_pad_query_caps`, a failed query is not turned into ANY.
+    public func queryCaps() -> Caps? {
+        guard let query = gst_query_new_caps(nil) else { return nil }
+        defer { gst_query_unref(query) }
+        guard gst_pad_query(pad, query) != 0 else { return nil }
+        var result: UnsafeMutablePointer<GstCaps>?
+        gst_query_parse_caps_result(query, &result)
+        // The query owns its result: take a reference of our own.
+        guard let result, let owned = gst_caps_ref(result) else { return nil }
+        return Caps(takingOwnershipOf: owned)
+    }
+
     /// Sends an end-of-stream event into this pad, as if its upstream had pushed one; false when the pad refused
     /// it (flushing, or already at the end).
     @discardableResult

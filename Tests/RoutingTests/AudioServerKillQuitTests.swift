@@ -43,14 +43,10 @@ final class AudioServerKillQuitTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(1500))
             guard app.isRunning else { break }
         }
+        // No view may fail (the refused PAUSED right after a kill failed every view on d9181ed and the CLI ended by
+        // itself: CoordinatedKillCommandTests), so the CLI is still running here.
         guard app.isRunning else {
-            // Not a hang: every view failed and the CLI ended by itself (a separate fault: a view's PAUSED is
-            // refused right after the kill, and the view fails instead of playing on without its audio).
-            // It must have ended in order, naming its failed views, not crashed.
-            let failedViewLines = app.stderr.split(separator: "\n").filter { $0.hasPrefix("view ") }
-            XCTAssertFalse(failedViewLines.isEmpty, "the CLI ended during the kills without naming failed views: \(app.transcript)")
-            print("the CLI ended on its own (all views failed) before q: \(failedViewLines.joined(separator: "; "))")
-            return
+            return XCTFail("the CLI ended during the kills (its views failed): \(app.transcript)")
         }
         let asked = ContinuousClock.now
         app.send("q")

@@ -54,4 +54,25 @@ public enum AudioOutput: Sendable, Equatable {
         }
         return reachable ? .pulse(device: nil) : .fakeSink
     }
+
+    /// Whether the PulseAudio server (the default one, or `PULSE_SERVER`) would take a new playback stream on
+    /// `device` (nil: the default sink) now: it answers (a pulsesink at READY is connected) and a stream can be
+    /// made there (the sink's caps query, which creates a probe stream, is not EMPTY). A daemon that has just
+    /// started answers before its sinks are loaded (the soak's restart; a routed view's parking sink comes back
+    /// only when the routing arbiter has reconnected): a pulsesink brought into a pipeline then makes playsink fail
+    /// ("Failed to configure the audio sink": the view failed with "Internal GStreamer error: pad problem"), and
+    /// rebuilding a pipeline after that failure aborted the process in GStreamer 1.22's playbin3
+    /// (`reconfigure_output: assertion failed: (combine->sinkpad == NULL)`). So the audio output supervisor waits
+    /// for this before it brings a stream back.
+    public static func pulseAudioTakesStreams(device: String?) -> Bool {
+        guard let sink = try? Element(factory: "pulsesink") else { return false }
+        defer {
+            do { try sink.setState(.null) } catch {
+                // Closing a probe's connection failed: nothing else holds the sink, and the answer stands.
+            }
+        }
+        if let device, (try? sink.set("device", device)) == nil { return false }
+        guard (try? sink.setState(.ready)) != nil, let caps = try? sink.staticPad("sink").queryCaps() else { return false }
+        return !caps.isEmpty
+    }
 }

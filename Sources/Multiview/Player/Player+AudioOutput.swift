@@ -8,6 +8,11 @@ struct AudioOutputState {
     var reconnect: Task<Void, Never>?
     /// A new pulsesink is being brought up after a loss; an error from it means the server is not really back.
     var reconnecting = false
+    /// Sink replacements and stream losses (pure bookkeeping, `AudioSinkReplacements`): one replacement owns the
+    /// pipeline; a newer one (a loss during the last, its new stream failing at once) supersedes it.
+    var replacements = AudioSinkReplacements()
+    /// The task running the replacement in flight (cancelled when a newer one begins).
+    var replacementTask: Task<Void, Never>?
     /// Audio sinks follow the pipeline's clock (the system clock or the group's): set at `load` (`useSystemClock`)
     /// or by `adoptClock`, reapplied to a replacement sink.
     var followsSharedClock = false
@@ -22,6 +27,8 @@ struct AudioOutputState {
     /// Holds the video sink's input while the audio stream is primed.
     var primingVideoHold: PadProbe?
 }
+
+private struct AudioSinkReplacementSuperseded: Error {}
 
 /// The audio output supervisor: PulseAudio loss and return (a fake sink meanwhile, a 1 s poll for the server),
 /// the follower and guard that keep a coordinated view's PulseAudio stream on the shared clock, and the priming of
@@ -44,47 +51,82 @@ extension Player {
         guard case .pulse = configuration.audio, failure == nil else { return }
         let firstLoss = !audio.outputLost
         audio.outputLost = true
+        audio.replacements.noteLoss()
         audio.reconnecting = false
         if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
-        let position = renderedMediaTime.latest ?? .zero
-        let resume = machine.target == .playing
-        Task { await self.replaceAudioSink(pulse: false, at: position, resume: resume) }
+        beginAudioSinkReplacement(pulse: false, at: positionWithoutAudio ?? .zero, resume: machine.target == .playing)
         audio.reconnect?.cancel()
-        let clock = self.clock
+        let clock = self.clock, device = configuredPulseDevice
         audio.reconnect = Task(executorPreference: executor) { [weak self] in
             while !Task.isCancelled {
                 do { try await clock.sleep(for: Player.audioServerPollInterval) } catch { return }
-                guard case .pulse = AudioOutput.detect() else { continue }
+                guard AudioOutput.pulseAudioTakesStreams(device: device) else { continue }
                 await self?.audioServerBack()
                 return
             }
         }
     }
 
-    private func audioServerBack() async {
-        guard audio.outputLost, failure == nil else { return }
-        let position = self.position ?? renderedMediaTime.latest ?? .zero
-        audio.reconnecting = true
-        await replaceAudioSink(pulse: true, at: position, resume: machine.target == .playing)
-        // An error of the new sink meanwhile sent us back to the fake sink (and to polling).
-        guard audio.reconnecting, failure == nil else { return }
-        audio.reconnecting = false
-        audio.outputLost = false
-        publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+    /// Where the view is, asked of its video sink (a position query of the whole pipeline would ask the dead
+    /// pulsesink too), else the last buffer a sink rendered. Not that buffer's time first: it is a timestamp, and
+    /// an HLS stream's timestamps are offset from its position — the soak's HLS views, replacing their lost sink,
+    /// seeked to 1:07 of 24 s media ("seek to 0:01:07.033 at rate 1.0 refused") and FAILED.
+    private var positionWithoutAudio: ClockTime? {
+        (try? pipeline.get("video-sink", as: Element.self))?.queryPosition() ?? renderedMediaTime.latest
     }
 
-    private func replaceAudioSink(pulse: Bool, at position: ClockTime, resume: Bool) async {
-        guard failure == nil, case .pulse(let device) = configuration.audio else { return }
+    /// The sink the view's streams go to (nil: the server's default).
+    private var configuredPulseDevice: String? {
+        if case .pulse(let device) = configuration.audio { return device }
+        return nil
+    }
+
+    private func audioServerBack() {
+        guard audio.outputLost, failure == nil else { return }
+        audio.reconnecting = true
+        beginAudioSinkReplacement(pulse: true, at: self.position ?? renderedMediaTime.latest ?? .zero,
+                                  resume: machine.target == .playing)
+    }
+
+    /// Starts replacing the audio sink (a fake sink, or a new pulsesink when `pulse`), superseding the replacement
+    /// in flight if any: that one is cancelled and stops at its next step without failing the view, and this one
+    /// keeps its position and intent (see `AudioSinkReplacements` for why).
+    private func beginAudioSinkReplacement(pulse: Bool, at position: ClockTime, resume: Bool) {
+        replacementTaskCancel()
+        let job = audio.replacements.begin(position: position, resume: resume)
+        // Runs on this actor once the caller's turn ends.
+        audio.replacementTask = Task(executorPreference: executor) { [weak self] in
+            await self?.replaceAudioSink(pulse: pulse, job)
+        }
+    }
+
+    private func replacementTaskCancel() {
+        audio.replacementTask?.cancel()
+        audio.replacementTask = nil
+    }
+
+    /// Throws when a newer replacement took over (or this one was cancelled for it).
+    private func checkOwner(_ job: AudioSinkReplacements.Job) throws {
+        guard audio.replacements.owns(job), !Task.isCancelled else { throw AudioSinkReplacementSuperseded() }
+    }
+
+    private func replaceAudioSink(pulse: Bool, _ job: AudioSinkReplacements.Job) async {
+        guard failure == nil, case .pulse(let device) = configuration.audio, audio.replacements.owns(job) else { return }
         // Every replacement takes the pipeline down, the one on PulseAudio's return too: coordinated, each is an
         // interruption of its own, begun here and ended below, so that the coordinator suspends the view and
         // rejoins the group when it ends. (Begun only at the loss, the return's end found no suspension to end
-        // and the view stayed PAUSED: issue 15 row 3.)
+        // and the view stayed PAUSED: issue 15 row 3.) A superseded replacement ends nothing: the newer one does.
         if interceptor != nil { publish(.interruption(began: true)) }
         takePipelineDown()
         do {
             let sink = pulse ? try PlayerPipelineBuilder.makePulseSink(configuration, device: device)
                              : try PlayerPipelineBuilder.fakeAudioSink()
             try pipeline.set("audio-sink", sink)
+            audio.replacements.sinkReplaced()
+            // The guard and follower belonged to the sink that left (the guard reads through a pointer to that
+            // sink, freed with it: arming it for the next PLAYING crashed in libgstpulseaudio).
+            audio.clockGuard = nil
+            audio.clockFollower = nil
             let rendered = renderedMediaTime
             if let pad = try? sink.staticPad("sink") {
                 sinkProbes.append(pad.addProbe(.buffer) { info in
@@ -97,18 +139,48 @@ extension Player {
                 followSharedClock(pulseSink)
             }
             try await changeState(to: .paused, timeout: .seconds(20))
-            try await flushingSeek(to: position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            try checkOwner(job)
+            try await flushingSeek(to: job.position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
+            try checkOwner(job)
             if interceptor != nil {
                 // The coordinator rejoins the group (catch-up) when the interruption ends.
                 publish(.interruption(began: false))
-            } else if resume {
+            } else if job.resume {
                 try await changeState(to: .playing, timeout: .seconds(20))
+                try checkOwner(job)
             }
-        } catch let error as PlayerError {
-            fail(error)
+            _ = audio.replacements.end(job)
+            if pulse {
+                audio.reconnecting = false
+                audio.outputLost = false
+                publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+            }
         } catch {
-            fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
+            // Superseded (cancelled, or a newer replacement began while this one waited): not the view's failure.
+            guard !(error is AudioSinkReplacementSuperseded), !(error is CancellationError),
+                  audio.replacements.end(job) else { return }
+            if let error = error as? PlayerError {
+                fail(error)
+            } else {
+                fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
+            }
         }
+    }
+
+    /// Whether a state change refused since `losses` was read is the lost PulseAudio stream's doing (see
+    /// `AudioSinkReplacements.explainsRefusal`). Such a refusal is not the view's failure: the supervisor replaces
+    /// that sink (a fake one until the daemon answers, then a new stream) and the view goes on. Issue 15: after a
+    /// PulseAudio kill, views FAILED with "cannot change state to PAUSED" — a group command's preparation (its
+    /// PAUSED and flushing seek) on a pipeline whose pulsesink's stream had died: the sink's preroll failed on the
+    /// dead stream, the state change with it, and the refusal failed the view.
+    func audioOutputLossExplainsRefusal(since losses: Int) -> Bool {
+        audio.replacements.explainsRefusal(since: losses)
+    }
+
+    /// What an operation throws when a lost PulseAudio stream refused its state change (the view does not fail;
+    /// a coordinated view is suspended and caught up by the replacement, see `replaceAudioSink`).
+    func refusedForLostAudioOutput(_ state: ElementState) -> PlayerError {
+        PlayerError(view: view, cause: .output("the PulseAudio stream is lost: \(state) refused until the sink is replaced"))
     }
 
     /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),

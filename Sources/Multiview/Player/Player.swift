@@ -137,6 +137,7 @@ public actor Player {
 
     deinit {
         audio.reconnect?.cancel()
+        audio.replacementTask?.cancel()
         videoFlowWatch?.cancel()
         for (_, c) in subscribers { c.finish() }
         asyncDoneWaiters.wakeAll(with: CancellationError())
@@ -207,12 +208,17 @@ public actor Player {
     static let errorGrace: Duration = .seconds(2)
 
     /// Fails with `error` unless the bus's own error (classified) arrives within `errorGrace`.
+    /// A lost PulseAudio stream's refusal is not a failure (`audioOutputLossExplainsRefusal`).
     func failSoon(_ error: PlayerError) {
-        let clock = self.clock
+        let clock = self.clock, losses = audio.replacements.losses
         Task(executorPreference: executor) { [weak self] in
             try? await clock.sleep(for: Player.errorGrace)
-            await self?.fail(error)
+            await self?.failUnlessAudioOutputLoss(error, since: losses)
         }
+    }
+
+    private func failUnlessAudioOutputLoss(_ error: PlayerError, since losses: Int) {
+        if !audioOutputLossExplainsRefusal(since: losses) { fail(error) }
     }
 
     // MARK: Bus messages
@@ -220,7 +226,7 @@ public actor Player {
     private func handle(_ message: BusMessage) {
         completeCoordinatedStart()
         switch message {
-        case .error(let info) where info.source.factory == "pulsesink" && configuration.audio != .fakeSink:
+        case .error(let info) where configuration.audio != .fakeSink && AudioSinkReplacements.isStreamLoss(info):
             // PulseAudio went away (stopped, restarted): the view plays on without sound instead of failing.
             // Later errors of the lost sink (it posts several) change nothing.
             if !audio.outputLost || audio.reconnecting { audioOutputLost(info.message) }
@@ -334,6 +340,7 @@ public actor Player {
         withdrawPendingStart()
         completeCoordinatedStart()
         renderedMediaTime.reset()
+        let losses = audio.replacements.losses
         apply(.seekStarted)
         defer { apply(.seekFinished) }
         do {
@@ -341,44 +348,51 @@ public actor Player {
         } catch {
             throw PlayerError(view: view, cause: .seekRefused(position: position, rate: rate))
         }
-        try await waitForAsyncDone(timeout: timeout)
+        // ASYNC_DONE (the prompt signal), then the element's own word that nothing is pending.
+        try await waitForAsyncDoneMessage(timeout: timeout)
+        try await waitUntilSettled(timeout: timeout, lossesBefore: losses)
         try await thenWait?()
     }
 
     func changeState(to state: ElementState, timeout: Duration) async throws {
         withdrawPendingStart()
         completeCoordinatedStart()
+        let losses = audio.replacements.losses
         apply(.changeState(to: state))
         let result: StateChangeResult
         do {
             result = try pipeline.setState(state)
         } catch {
-            // The bus carries the real cause; it is classified if it arrives within the grace period.
-            try await waitForFailure(within: Player.errorGrace)
-            let error = failure ?? PlayerError(view: view, cause: .stateChangeFailed(to: state))
-            fail(error)
-            throw error
+            try await failRefusal(to: state, lossesBefore: losses)
         }
         if result == .async {
             // Wait on the element's own state rather than on an ASYNC_DONE message: a PLAYING requested right
             // after a flushing seek may never post one (the seek's was already consumed).
-            try await waitUntilSettled(timeout: timeout)
+            try await waitUntilSettled(timeout: timeout, lossesBefore: losses)
         }
         if let failure { throw failure }
         // Its stream is corked now: where its time stands is where the next start must find it (AudioClockGuard).
         if state == .paused { audio.clockGuard?.noteStopped() }
     }
 
-    /// Returns when the view has failed or `grace` has passed (in 5 ms steps).
-    private func waitForFailure(within grace: Duration) async throws {
-        let deadline = ContinuousClock.now + grace
-        while failure == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    /// A refused state change: the bus carries the real cause, and the view fails with it when it is classified
+    /// within `errorGrace`, else with the refusal — unless the loss of its PulseAudio stream explains the refusal
+    /// (`audioOutputLossExplainsRefusal`: then only the operation ends, and the sink is replaced).
+    private func failRefusal(to state: ElementState, lossesBefore losses: Int) async throws -> Never {
+        let deadline = ContinuousClock.now + Player.errorGrace
+        while failure == nil && !audioOutputLossExplainsRefusal(since: losses) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        if failure == nil && audioOutputLossExplainsRefusal(since: losses) { throw refusedForLostAudioOutput(state) }
+        let error = failure ?? PlayerError(view: view, cause: .stateChangeFailed(to: state))
+        fail(error)
+        throw error
     }
 
     /// Waits until no asynchronous state change is pending (answered by the pipeline itself, in 5 ms steps).
     /// After an ASYNC_DONE this also guards against a stale one (left over from an earlier preroll) having
     /// woken us before the current seek had really prerolled.
-    private func waitUntilSettled(timeout: Duration) async throws {
+    private func waitUntilSettled(timeout: Duration, lossesBefore losses: Int) async throws {
         let deadline = ContinuousClock.now + timeout
         while pipeline.isStateChangePending {
             if let failure { throw failure }
@@ -388,21 +402,13 @@ public actor Player {
             try await Task.sleep(for: .milliseconds(5))
         }
         if pipeline.stateChangeFailed {
-            // Failed; the error saying why is still on its way over the bus: wait briefly for the classified cause.
-            try await waitForFailure(within: Player.errorGrace)
-            let error = failure ?? PlayerError(view: view, cause: .stateChangeFailed(to: machine.target))
-            fail(error)
-            throw error
+            // The change failed; the error message that says why is still on its way over the bus (the actor
+            // handles it in order).
+            try await failRefusal(to: machine.target, lossesBefore: losses)
         }
         if let failure { throw failure }
         // The bus message saying so may still be on its way: take the state from the pipeline now.
         apply(.settled(pipeline.currentState))
-    }
-
-    /// ASYNC_DONE (the prompt signal), then the element's own word that nothing is pending.
-    private func waitForAsyncDone(timeout: Duration) async throws {
-        try await waitForAsyncDoneMessage(timeout: timeout)
-        try await waitUntilSettled(timeout: timeout)
     }
 
     private func waitForAsyncDoneMessage(timeout: Duration) async throws {

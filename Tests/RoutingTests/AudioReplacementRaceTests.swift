@@ -1,0 +1,121 @@
+import Foundation
+import GStreamer
+// Drives the audio output supervisor's loss path directly (what a pulsesink error does): internals of Multiview.
+@testable import Multiview
+import TestSupport
+import XCTest
+@testable import Routing
+
+/// The soak's PulseAudio fault (issue 15): when the daemon came back, the views' new streams failed at once (the
+/// daemon was still setting up its sinks), and that second loss cancelled the replacement in flight — which ended
+/// the view: "output error: cannot replace the audio output: CancellationError()", FAILED for the rest of the run.
+/// A replacement superseded by a newer one is not the view's failure: the view plays on and gets its stream back.
+///
+/// The same fault, made deterministic: the daemon keeps answering but has no sink, so every new stream fails the
+/// moment it is created, and the player's poll (once a second) tries again and again. Real pipeline, the test's own
+/// PulseAudio daemon (`PulseKillFixture`).
+final class AudioReplacementRaceTests: XCTestCase {
+    func testANewStreamFailingWhileItIsBroughtBackDoesNotFailTheView() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        let fixture = try await PulseKillFixture()
+        defer { fixture.tearDown() }
+        let client = try await PulseAudioClient.connect(applicationName: "multiview-tests", server: fixture.daemon.server)
+        let file = "angle1-wide.mp4"
+        let player = try await fixture.player(number: 1, file: file)
+        defer { Task { await player.stop() } }
+        let log = StatusLog()
+        let events = await player.events()
+        let reader = Task { for await event in events { if case .status(let s) = event { await log.add("\(s)") } } }
+        defer { reader.cancel() }
+        try await player.load(MediaSource(RoutingMedia.path(file)))
+        try await player.playLocally()
+        let streaming = await eventually(timeout: .seconds(15)) {
+            let inputs = (try? await client.sinkInputs()) ?? []
+            return (await player.position?.seconds ?? 0) > 0.5 && !inputs.isEmpty
+        }
+        let startStatuses = await log.values
+        XCTAssertTrue(streaming, "the view did not play into the daemon: \(startStatuses)")
+
+        // The daemon's only sink goes: the stream is killed, the view goes on with a fake sink.
+        let sinks = try await client.sinks()
+        guard let module = sinks.first(where: { $0.name == "private_sink" })?.ownerModule else {
+            return XCTFail("the private daemon has no private_sink: \(sinks.map(\.name))")
+        }
+        try await client.unloadModule(module)
+        let lost = await eventually(timeout: .seconds(10)) { await player.audioOutputLost }
+        let lossStatuses = await log.values
+        XCTAssertTrue(lost, "the view never noticed that its stream was killed: \(lossStatuses)")
+
+        // The server answers, so the poll brings a new stream up every second, and each fails at once (no sink):
+        // a loss while the replacement is in flight. Three attempts at least.
+        let failedMeanwhile = await eventually(timeout: .seconds(3.5)) { await player.failure != nil }
+        let failure = await player.failure
+        let gapStatuses = await log.values
+        XCTAssertFalse(failedMeanwhile, "the view failed while its new stream kept failing: "
+                       + "\(failure.map { "\($0)" } ?? "-"); statuses \(gapStatuses)")
+        // Each attempt takes the pipeline down and up again (a moment of PAUSED): between attempts it plays.
+        let playingMeanwhile = await eventually(timeout: .seconds(3)) { await player.currentStatus.state == .playing }
+        XCTAssertTrue(playingMeanwhile, "the view stopped playing without its sound: \(gapStatuses)")
+
+        // A sink again: the next attempt gets the stream back and the view plays on, with it.
+        _ = try await client.loadModule("module-null-sink", arguments: "sink_name=private_sink")
+        let back = await eventually(timeout: .seconds(15)) {
+            let lost = await player.audioOutputLost, state = await player.currentStatus.state
+            return !lost && state == .playing
+        }
+        let audioEvents = await fixture.audioEvents.values
+        let finalFailure = await player.failure, finalStatuses = await log.values
+        XCTAssertTrue(back, "the view did not get its stream back and play: lost/back \(audioEvents), "
+                      + "failure \(String(describing: finalFailure)), statuses \(finalStatuses)")
+        let before = await player.position?.seconds ?? 0
+        let advanced = await eventually(timeout: .seconds(5)) { (await player.position?.seconds ?? 0) > before + 1 }
+        XCTAssertTrue(advanced, "the view does not advance after getting its stream back (at \(before) s)")
+        let inputs = try await client.sinkInputs()
+        XCTAssertFalse(inputs.isEmpty, "the view plays but has no stream on the daemon")
+    }
+}
+
+extension AudioReplacementRaceTests {
+    /// The soak's exact failure: the stream being brought back is lost again (its sink's error) while the
+    /// replacement is in flight; that cancelled the replacement, and the view failed with "cannot replace the audio
+    /// output: CancellationError()". The loss is injected the way a pulsesink error reaches the supervisor.
+    func testALossWhileTheStreamIsBeingBroughtBackDoesNotFailTheView() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        let fixture = try await PulseKillFixture()
+        defer { fixture.tearDown() }
+        let file = "angle4-overhead.mp4"
+        let player = try await fixture.player(number: 1, file: file)
+        defer { Task { await player.stop() } }
+        let log = StatusLog()
+        let events = await player.events()
+        let reader = Task { for await event in events { if case .status(let s) = event { await log.add("\(s)") } } }
+        defer { reader.cancel() }
+        try await player.load(MediaSource(RoutingMedia.path(file)))
+        try await player.playLocally()
+        let playing = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
+        XCTAssertTrue(playing, "the view did not play")
+
+        // Lost; the daemon answers, so within a second the poll brings a new stream up...
+        await player.audioOutputLost("test: the stream was lost")
+        let returning = await eventually(timeout: .seconds(5)) { await player.audio.reconnecting }
+        XCTAssertTrue(returning, "the stream was never being brought back")
+        // ...and that new stream is lost too while it is being set up.
+        await player.audioOutputLost("test: the new stream failed")
+
+        let failed = await eventually(timeout: .seconds(3)) { await player.failure != nil }
+        let failure = await player.failure, statuses = await log.values
+        XCTAssertFalse(failed, "the view failed: \(failure.map { "\($0)" } ?? "-"); statuses \(statuses)")
+        let back = await eventually(timeout: .seconds(10)) {
+            let lost = await player.audioOutputLost, state = await player.currentStatus.state
+            return !lost && state == .playing
+        }
+        let finalStatuses = await log.values
+        XCTAssertTrue(back, "the view did not get its stream back and play: \(finalStatuses)")
+    }
+}
+
+/// Statuses a player published, in order (for failure messages).
+actor StatusLog {
+    private(set) var values: [String] = []
+    func add(_ value: String) { values.append(value) }
+}
