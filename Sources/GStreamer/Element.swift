@@ -91,6 +91,20 @@ public class Element: ObjectRef, @unchecked Sendable {
         }
     }
 
+    public func unlink(_ downstream: Element) { gst_element_unlink(element, downstream.element) }
+
+    /// While locked, the element keeps its state when its parent changes state (it is being taken out of, or
+    /// put into, a running bin). Returns whether the lock changed.
+    @discardableResult
+    public func setLockedState(_ locked: Bool) -> Bool { gst_element_set_locked_state(element, locked ? 1 : 0) != 0 }
+
+    /// Brings the element to its parent's state (the pending one if the parent is changing state).
+    public func syncStateWithParent() throws {
+        guard gst_element_sync_state_with_parent(element) != 0 else {
+            throw GStreamerError.stateChangeFailed(element: name, target: parent?.currentState ?? .null)
+        }
+    }
+
     /// How many of its sink pads (static and request) are linked to a peer now.
     public var linkedSinkPadCount: Int {
         guard let iterator = gst_element_iterate_sink_pads(element) else { return 0 }

@@ -112,34 +112,31 @@ extension Player {
 
     private func replaceAudioSink(pulse: Bool, _ job: AudioSinkReplacements.Job) async {
         guard failure == nil, case .pulse(let device) = configuration.audio, audio.replacements.owns(job) else { return }
-        // Every replacement takes the pipeline down, the one on PulseAudio's return too: coordinated, each is an
-        // interruption of its own, begun here and ended below, so that the coordinator suspends the view and
-        // rejoins the group when it ends. (Begun only at the loss, the return's end found no suspension to end
-        // and the view stayed PAUSED: issue 15 row 3.) A superseded replacement ends nothing: the newer one does.
+        // Every replacement is an interruption of its own when coordinated, begun here and ended below, so that
+        // the coordinator suspends the view and rejoins the group when it ends. (Begun only at the loss, the
+        // return's end found no suspension to end and the view stayed PAUSED: issue 15 row 3.) A superseded
+        // replacement ends nothing: the newer one does.
         if interceptor != nil { publish(.interruption(began: true)) }
-        takePipelineDown()
         do {
-            let sink = pulse ? try PlayerPipelineBuilder.makePulseSink(configuration, device: device)
-                             : try PlayerPipelineBuilder.fakeAudioSink()
-            try pipeline.set("audio-sink", sink)
-            audio.replacements.sinkReplaced()
-            // The guard and follower belonged to the sink that left (the guard reads through a pointer to that
+            guard let bin = (try? pipeline.get("audio-sink", as: Element.self))?.asBin() else {
+                throw PlayerError(view: view, cause: .output("the view has no audio sink bin to replace its output in"))
+            }
+            let output = pulse ? try AudioSinkBin.makePulseStream(configuration, device: device)
+                               : try AudioSinkBin.makeLostOutput()
+            // The guard and follower belong to the output that leaves (the guard reads through a pointer to that
             // sink, freed with it: arming it for the next PLAYING crashed in libgstpulseaudio).
+            audio.clockGuard?.markLost()
             audio.clockGuard = nil
             audio.clockFollower = nil
-            let rendered = renderedMediaTime
-            if let pad = try? sink.staticPad("sink") {
-                sinkProbes.append(pad.addProbe(.buffer) { info in
-                    if let pts = info.pts { rendered.record(pts + (info.duration ?? .zero)) }
-                    return .ok
-                })
-                sinkProbes.append(PlayerPipelineBuilder.keepStreamName(pad))
-            }
-            if audio.followsSharedClock, let pulseSink = currentPulseSink()?.pulse {
-                followSharedClock(pulseSink)
-            }
-            try await changeState(to: .paused, timeout: .seconds(20))
+            // Only the bin's output changes: no source, demuxer or decoder task is stopped (see `AudioSinkBin`).
+            try AudioSinkBin.replaceOutput(of: bin, with: output)
+            audio.replacements.sinkReplaced()
+            if pulse, audio.followsSharedClock { followSharedClock(output) }
+            // Not waited for: the old output may have stopped the streams (its error went upstream), so the video
+            // sink may have nothing to preroll until the flushing seek below starts them again.
+            try await changeState(to: .paused, timeout: .seconds(20), untilSettled: false)
             try checkOwner(job)
+            try AudioSinkBin.join(output)
             try await flushingSeek(to: job.position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
             try checkOwner(job)
             if interceptor != nil {

@@ -206,7 +206,10 @@ extension Player {
         guard let prepared = coordinated.pendingStart else { return }
         coordinated.pendingStart = nil
         guard case .started = prepared.withdraw() else { return }
-        for sink in prepared.sinks {
+        // Not a sink taken out of the pipeline since it was prepared: the audio output supervisor removes a lost
+        // pulsesink from its bin (in NULL), and setting it to PAUSED here reopened its dead connection, was
+        // refused, and the refusal failed the view ("cannot change state to PAUSED", CoordinatedKillCommandTests).
+        for sink in prepared.sinks where sink.parent != nil {
             do {
                 try sink.setState(.paused)
             } catch {

@@ -354,7 +354,9 @@ public actor Player {
         try await thenWait?()
     }
 
-    func changeState(to state: ElementState, timeout: Duration) async throws {
+    /// `untilSettled` false: returns once the change is requested (an asynchronous one is left pending, for a
+    /// flushing seek that follows to complete).
+    func changeState(to state: ElementState, timeout: Duration, untilSettled: Bool = true) async throws {
         withdrawPendingStart()
         completeCoordinatedStart()
         let losses = audio.replacements.losses
@@ -366,6 +368,7 @@ public actor Player {
             try await failRefusal(to: state, lossesBefore: losses)
         }
         if result == .async {
+            guard untilSettled else { return }
             // Wait on the element's own state rather than on an ASYNC_DONE message: a PLAYING requested right
             // after a flushing seek may never post one (the seek's was already consumed).
             try await waitUntilSettled(timeout: timeout, lossesBefore: losses)

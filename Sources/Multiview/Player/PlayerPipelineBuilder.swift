@@ -85,29 +85,12 @@ enum PlayerPipelineBuilder {
         return sink
     }
 
-    /// The view's own PulseAudio stream. pulsesink names its stream after the title tag ("Playback Stream" without
-    /// one), so a taginject in front gives every view's stream the view's name in pactl/pavucontrol. The `volume`
-    /// element (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`)
-    /// without touching the stream's volume or mute on the server, which the routing layer and PulseAudio's
-    /// role-cork module own.
+    /// The view's PulseAudio output: the sink bin whose output can be swapped in place (`AudioSinkBin`). The
+    /// bin's `volume` element (passthrough unless muted) silences the samples while the stream is primed
+    /// (`primeAudioStream`) without touching the stream's volume or mute on the server, which the routing layer
+    /// and PulseAudio's role-cork module own.
     static func makePulseSink(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
-        let view = configuration.view
-        let bin = try Bin.parse("taginject name=name ! volume name=primer ! pulsesink name=pulse")
-        guard let naming = bin.child(named: "name"), let sink = bin.child(named: "pulse") else {
-            throw GStreamerError.missingElement(factory: "pulsesink")
-        }
-        let quoted = view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
-        try naming.set("tags", "title=\"\(quoted)\"")
-        if let device { try sink.set("device", device) }
-        try sink.set("client-name", "Multiview")
-        // multiview.view names the view on the server (the routing layer finds its streams by it).
-        let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
-            .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()
-        try sink.set("stream-properties", fromString:
-            "props,media.role=video,application.name=Multiview,multiview.view=(string)\"\(view.number)\"" + extra)
-        // Installed now, while no thread reads the sink's clock; armed before each start of a coordinated view.
-        _ = try sink.guardAudioClock()
-        return bin
+        try AudioSinkBin.make(configuration, device: device)
     }
 
     /// playbin's flags (by nick) for `configuration`; `subtitles` false leaves out "text" (subtitles hidden, their

@@ -54,7 +54,8 @@ public final class PreparedSinkStart: Sendable {
             pipeline.baseTime = baseTime
             audioClockGuard?.arm(after: .nanoseconds(Int64(clockTime.nanoseconds) - Int64(now.nanoseconds)))
             var sinksStarted = !sinks.isEmpty
-            for sink in sinks {
+            // A sink taken out of the pipeline since (a lost PulseAudio output replaced in its bin) stays out.
+            for sink in sinks where sink.parent != nil {
                 sink.setClock(clock)
                 sink.baseTime = baseTime
                 if (try? sink.setState(.playing)) == nil { sinksStarted = false }
