@@ -20,15 +20,8 @@ final class AudioReplacementRaceTests: XCTestCase {
         let fixture = try await PulseKillFixture()
         defer { fixture.tearDown() }
         let client = try await PulseAudioClient.connect(applicationName: "multiview-tests", server: fixture.daemon.server)
-        let file = "angle1-wide.mp4"
-        let player = try await fixture.player(number: 1, file: file)
+        let (player, log) = try await fixture.playingView(file: "angle1-wide.mp4")
         defer { Task { await player.stop() } }
-        let log = StatusLog()
-        let events = await player.events()
-        let reader = Task { for await event in events { if case .status(let s) = event { await log.add("\(s)") } } }
-        defer { reader.cancel() }
-        try await player.load(MediaSource(RoutingMedia.path(file)))
-        try await player.playLocally()
         let streaming = await eventually(timeout: .seconds(15)) {
             let inputs = (try? await client.sinkInputs()) ?? []
             return (await player.position?.seconds ?? 0) > 0.5 && !inputs.isEmpty
@@ -83,15 +76,8 @@ extension AudioReplacementRaceTests {
         XCTAssertTrue(GStreamer.ensureInitialized())
         let fixture = try await PulseKillFixture()
         defer { fixture.tearDown() }
-        let file = "angle4-overhead.mp4"
-        let player = try await fixture.player(number: 1, file: file)
+        let (player, log) = try await fixture.playingView(file: "angle4-overhead.mp4")
         defer { Task { await player.stop() } }
-        let log = StatusLog()
-        let events = await player.events()
-        let reader = Task { for await event in events { if case .status(let s) = event { await log.add("\(s)") } } }
-        defer { reader.cancel() }
-        try await player.load(MediaSource(RoutingMedia.path(file)))
-        try await player.playLocally()
         let playing = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
         XCTAssertTrue(playing, "the view did not play")
 

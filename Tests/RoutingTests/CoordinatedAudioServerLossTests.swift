@@ -15,16 +15,7 @@ final class CoordinatedAudioServerLossTests: XCTestCase {
         let fixture = try await PulseKillFixture()
         defer { fixture.tearDown() }
         let daemon = fixture.daemon, log = fixture.audioEvents
-        let medium = PlaybackCoordinationMedium()
-        var views: [PlayerCoordination] = []
-        for (number, file) in ["angle1-wide.mp4", "angle4-overhead.mp4"].enumerated() {
-            let source = MediaSource(RoutingMedia.path(file))
-            let player = try await fixture.player(number: number + 1, file: file)
-            let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: "event")
-            try await coordination.coordinate(using: medium)
-            try await player.load(source)
-            views.append(coordination)
-        }
+        let views = try await fixture.coordinatedViews(["angle1-wide.mp4", "angle4-overhead.mp4"])
         let players = views.map(\.player)
         defer { Task { for p in players { await p.stop() } } }
         try await players[0].play()   // the group's play

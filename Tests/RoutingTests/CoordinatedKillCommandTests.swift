@@ -18,16 +18,7 @@ final class CoordinatedKillCommandTests: XCTestCase {
         let fixture = try await PulseKillFixture()
         defer { fixture.tearDown() }
         let daemon = fixture.daemon
-        let medium = PlaybackCoordinationMedium()
-        var views: [PlayerCoordination] = []
-        for (number, file) in ["angle1-wide.mp4", "angle4-overhead.mp4", "angle2-left.webm"].enumerated() {
-            let source = MediaSource(RoutingMedia.path(file))
-            let player = try await fixture.player(number: number + 1, file: file)
-            let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: "event")
-            try await coordination.coordinate(using: medium)
-            try await player.load(source)
-            views.append(coordination)
-        }
+        let views = try await fixture.coordinatedViews(["angle1-wide.mp4", "angle4-overhead.mp4", "angle2-left.webm"])
         let players = views.map(\.player)
         defer { Task { for p in players { await p.stop() } } }
         let trace = CommandTrace()

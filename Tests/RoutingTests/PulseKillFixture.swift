@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import GStreamer
 import Multiview
@@ -8,7 +9,7 @@ import Multiview
 /// `audioEvents` (true: lost, false: back).
 ///
 /// Threading: made, used and torn down by one test method's task; the event readers only touch `audioEvents`
-/// (an actor).
+/// and the status logs (actors).
 final class PulseKillFixture {
     let daemon: PrivatePulseDaemon
     let audioEvents = AudioEvents()
@@ -30,6 +31,33 @@ final class PulseKillFixture {
         let log = audioEvents
         readers.append(Task { for await e in events { if case .audioOutput(let lost, _) = e { await log.add(lost) } } })
         return player
+    }
+
+    /// View `number` playing `file` on its own (uncoordinated), its statuses logged in order (for failure
+    /// messages). Loaded and started, not waited for.
+    func playingView(number: Int = 1, file: String) async throws -> (Player, StatusLog) {
+        let player = try await self.player(number: number, file: file)
+        let log = StatusLog()
+        let events = await player.events()
+        readers.append(Task { for await event in events { if case .status(let s) = event { await log.add("\(s)") } } })
+        try await player.load(MediaSource(RoutingMedia.path(file)))
+        try await player.playLocally()
+        return (player, log)
+    }
+
+    /// Views `files` (numbered from 1) coordinated on one in-process medium as one item ("event"), loaded.
+    func coordinatedViews(_ files: [String]) async throws -> [PlayerCoordination] {
+        let medium = PlaybackCoordinationMedium()
+        var views: [PlayerCoordination] = []
+        for (index, file) in files.enumerated() {
+            let source = MediaSource(RoutingMedia.path(file))
+            let player = try await player(number: index + 1, file: file)
+            let coordination = PlayerCoordination(player: player, source: source, itemIdentifier: "event")
+            try await coordination.coordinate(using: medium)
+            try await player.load(source)
+            views.append(coordination)
+        }
+        return views
     }
 
     /// Stops reading events, gives `PULSE_SERVER` back and stops the daemon (call it from a `defer`).
