@@ -161,23 +161,28 @@ def frozen_episodes(status, wins, run_end, death=None, planned_end=None):
                 since[v] = t
                 text_at[v] = views.get(v, (None, None, "missing from the status line"))[2]
     until = run_end if death is None else min(run_end, death)
-    for v, s in since.items():
-        episodes.append((v, s, until, text_at[v]))
-    for v in all_views:
-        if v not in seen_playing and v in first_line:
-            episodes.append((v, first_line[v], until, "never PLAYING"))
-    out = []
-    for v, s, e, text in episodes:
-        if outside(s, e, v, wins) > FROZEN_AFTER:
-            # the instant the outside-window time crossed FROZEN_AFTER (1 s resolution is enough)
-            t = s
-            while t < e and outside(s, t, v, wins) <= FROZEN_AFTER:
-                t += 0.25
-            out.append((v, min(t, e), e, text))
+    open_at_end = [(v, s, until, text_at[v]) for v, s in since.items()]
+    open_at_end += [(v, first_line[v], until, "never PLAYING") for v in all_views
+                    if v not in seen_playing and v in first_line]
+    judged = [(episode, crossed(*episode[:3], wins)) for episode in episodes + open_at_end]
+    out = [(v, t, e, text) for (v, s, e, text), t in judged if t is not None]
     if death is not None:
-        # (view 0: it died before any status line named a view)
-        out += [(v, death, max(death, planned_end or run_end), DEAD) for v in all_views or [0]]
+        # Every view frozen from the death to the planned end; one already frozen then, from when it froze (one
+        # episode). View 0: it died before any status line named a view.
+        frozen_at_death = {episode[0]: t for episode, t in judged if episode in open_at_end and t is not None}
+        out = [episode for episode in out if episode[0] not in frozen_at_death or episode[2] != until]
+        out += [(v, frozen_at_death.get(v, death), max(death, planned_end or run_end), DEAD) for v in all_views or [0]]
     return out
+
+
+def crossed(view, start, end, wins):
+    """The instant a not-PLAYING stretch's time outside the windows passed FROZEN_AFTER (0.25 s steps), or None."""
+    if outside(start, end, view, wins) <= FROZEN_AFTER:
+        return None
+    t = start
+    while t < end and outside(start, t, view, wins) <= FROZEN_AFTER:
+        t += 0.25
+    return min(t, end)
 
 
 DEAD = "the player process had exited"
@@ -191,15 +196,20 @@ def player_death(events, status, start):
     return max((t for t, _ in status), default=start)
 
 
-def last_stderr_line(folder):
-    """The player's last stderr line (without the soak's time stamp), or None."""
+CRASH = re.compile(r"Fatal error|Program crashed|assertion|ERROR:|CRITICAL|Segmentation|Aborted|Bad pointer")
+
+
+def last_words(folder):
+    """What the player said as it ended: the first crash line among its last 1000 stderr lines (a backtrace follows
+    it), else its last line (without the soak's time stamp); None without any."""
     try:
         lines = [line.rstrip("\n").partition(" ")[2] for line in open(f"{folder}/stderr.log", encoding="utf-8",
                                                                         errors="replace")]
     except OSError:
         return None
-    lines = [line for line in lines if line.strip()]
-    return lines[-1][:200] if lines else None
+    lines = [line for line in lines if line.strip()][-1000:]
+    crash = next((line for line in lines if CRASH.search(line)), None)
+    return (crash or lines[-1])[:200] if lines else None
 
 
 def coarse_skew_ms(views, exclude):
@@ -306,10 +316,10 @@ def judge(folder, total, measure_skew):
     dead_views = [v for v, _, _, text in frozen if text == DEAD]
     if death is not None:
         during = ",".join(sorted({why for s, e, v, why in wins if s <= death <= e})) or "no window"
-        last_words = last_stderr_line(folder)
+        said = last_words(folder)
         print(f"frozen: views {','.join(str(v) for v in dead_views if v) or '(none listed yet)'} from {death - start:.1f} s to "
               f"{total:.0f} s: the player process exited (its last status line at {death - start:.1f} s, during "
-              f"{during}); its last stderr line: {last_words or '(none)'}")
+              f"{during}); its stderr at the end: {said or '(nothing)'}")
     verdicts.append(("0 frozen views", not frozen,
                      f"{len(frozen)} frozen episode(s)" + (f", {len(dead_views)} of them the player's death" if dead_views else "")))
     verdicts.append(("player alive at the end", alive, "alive" if alive else
