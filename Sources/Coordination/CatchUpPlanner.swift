@@ -44,23 +44,6 @@ public struct CatchUpPlanner: Sendable, Equatable {
         case running
     }
 
-    /// Whether a participant that played `timeline` without a break is on the running `group`'s timeline now, so
-    /// that its rejoin needs no catch-up: a stall that never paused it (its video starved while the pipeline kept
-    /// the group's clock and base time: the soak's HLS views, 0.5-0.7 s without frames) leaves it aligned, and
-    /// re-seeking it cost an HLS view 3-5 s of not playing (a preparation of 1-1.5 s, then a lead of twice that).
-    /// A group command since (another anchor or rate) or any break of its own (`timeline` nil) needs one.
-    public static func playsOn(_ group: GroupState, timeline: PlayedTimeline?) -> Bool {
-        guard let timeline, group.isPlaying, group.anchorClock != nil, group.rate == timeline.rate else { return false }
-        let expected = group.mediaTime(at: timeline.clockTime).nanoseconds
-        let apart = expected > timeline.itemTime.nanoseconds ? expected - timeline.itemTime.nanoseconds
-                                                             : timeline.itemTime.nanoseconds - expected
-        return apart <= timelineTolerance.nanoseconds
-    }
-
-    /// How far a played timeline may be from the group's and count as the same line (float rounding only: a start
-    /// is placed exactly on the group's line, any command moves the line by far more).
-    public static let timelineTolerance = ClockTime(nanoseconds: 100_000)
-
     /// How to join `group`; `startPending`: a barrier of its item is preparing (no instant chosen yet).
     public static func join(_ group: GroupState, startPending: Bool) -> Join {
         if group.isPlaying, group.anchorClock == nil, startPending { return .afterTheStart }

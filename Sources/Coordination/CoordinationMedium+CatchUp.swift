@@ -26,16 +26,6 @@ extension PlaybackCoordinationMedium {
         if let item = roster[id]?.item { await waitForPendingStart(item) }
         guard let entry = roster[id], let coordinator = coordinators[id], let group = groups[entry.item] else { return false }
         let item = entry.item
-        // Still playing the group's timeline from its last start (a stall that only starved its video): nothing to
-        // seek, it takes the group's timing back as it plays.
-        if CatchUpPlanner.join(group, startPending: startBarriers[item] != nil) == .running,
-           CatchUpPlanner.playsOn(group, timeline: await coordinator.playedTimeline()),
-           groups[item] == group, await coordinator.keepPlayedTimeline() {
-            await caughtUp(id)
-            await coordinator.deliver(.joined(group))
-            await broadcastParticipants()
-            return true
-        }
         roster[id]?.isReady = false
         if CatchUpPlanner.join(group, startPending: startBarriers[item] != nil) == .paused {
             try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: group.anchorMedia, rate: group.rate),

@@ -21,29 +21,9 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     /// whole group. Call `whenReady` once when ready (nil: no prepared start); not at all when failing. The
     /// default performs and calls it with nil.
     func prepare(_ command: DelegatedCommand, whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws
-    /// The timeline this participant has played on, unbroken, since its last coordinated start ("play at"): nil when
-    /// anything paused, sought, held or restarted it since (or it never started). Default nil.
-    func playedTimeline() async -> PlayedTimeline?
-    /// Back on the group's timing while it plays on as it is (no seek): true when its timeline is still unbroken
-    /// (checked again here), false otherwise. Default false.
-    func keepPlayedTimeline() async -> Bool
-}
-
-/// A participant's coordinated start: media time `itemTime` rendered at clock time `clockTime`, at `rate`.
-public struct PlayedTimeline: Sendable, Equatable {
-    public var itemTime: ClockTime
-    public var rate: Double
-    public var clockTime: ClockTime
-
-    public init(itemTime: ClockTime, rate: Double, clockTime: ClockTime) {
-        self.itemTime = itemTime; self.rate = rate; self.clockTime = clockTime
-    }
 }
 
 extension CoordinatedPlaybackTarget {
-    public func playedTimeline() async -> PlayedTimeline? { nil }
-    public func keepPlayedTimeline() async -> Bool { false }
-
     public func prepare(_ command: DelegatedCommand,
                         whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws {
         try await perform(command)
@@ -257,8 +237,6 @@ public actor PlaybackCoordinator {
     }
 
     func localItemTime() async -> ClockTime? { await target?.currentItemTime() }
-    func playedTimeline() async -> PlayedTimeline? { await target?.playedTimeline() }
-    func keepPlayedTimeline() async -> Bool { await target?.keepPlayedTimeline() ?? false }
     func isLocallyPlaying() async -> Bool { await target?.isPlaying() ?? false }
 
     // MARK: Events

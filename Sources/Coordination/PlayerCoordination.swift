@@ -14,8 +14,6 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     public let player: Player
     public let coordinator: PlaybackCoordinator
     private let automatic = Mutex<[SuspensionReason: CoordinatedPlaybackSuspension]>([:])
-    /// The timeline of the player's last coordinated start, with its break count then (`Player.timelineBreaks`).
-    private let started = Mutex<(timeline: PlayedTimeline, breaks: Int)?>(nil)
     private let watcher = Mutex<Task<Void, Never>?>(nil)
 
     /// `itemIdentifier` nil: the item is identified by the player's normalised URI (or the delegate's id).
@@ -122,11 +120,8 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         switch command.kind {
         case .buffer(let time, let rate):
             try await player.prepareCoordinated(at: time, rate: rate)
-        case .play(let itemTime, let rate, let clockTime):
-            started.withLock { $0 = nil }
+        case .play(_, _, let clockTime):
             guard try await player.startCoordinated(at: clockTime) else { throw CoordinationError.missedStartInstant }
-            let breaks = await player.timelineBreaks
-            started.withLock { $0 = (PlayedTimeline(itemTime: itemTime, rate: rate, clockTime: clockTime), breaks) }
         case .pause:
             await player.setWaitingForCoordinatedPlayback(false)
         }
@@ -146,16 +141,6 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     public func isPlaying() async -> Bool { await player.currentStatus.state == .playing }
     public func setWaiting(_ waiting: Bool) async { await player.setWaitingForCoordinatedPlayback(waiting) }
     public func setDetached(_ detached: Bool) async { if detached { await player.useLocalTiming() } }
-
-    public func playedTimeline() async -> PlayedTimeline? {
-        guard let (timeline, breaks) = started.withLock({ $0 }) else { return nil }
-        return await player.timelineBreaks == breaks ? timeline : nil
-    }
-
-    public func keepPlayedTimeline() async -> Bool {
-        guard let (_, breaks) = started.withLock({ $0 }) else { return false }
-        return await player.keepCoordinatedTimeline(unbrokenSince: breaks)
-    }
 }
 
 /// The player's prepared start is what the medium runs at the common instant.

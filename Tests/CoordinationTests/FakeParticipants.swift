@@ -71,8 +71,6 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     private let starts = Mutex<[ClockTime]>([])
     /// How many buffer commands it has finished (its prepared start handed over).
     private let readyCount = Mutex(0)
-    /// Whether it still plays the timeline of its last start, unbroken (a test says; the Player counts its breaks).
-    private let unbroken = Mutex(false)
 
     init(clock: TestClock<Duration>, time: TestPipelineTime, preparedStart: Bool) {
         self.clock = clock
@@ -100,21 +98,6 @@ final class FakeTarget: CoordinatedPlaybackTarget {
         for continuation in waiting { continuation.resume() }
     }
     var waitingAtGate: Int { gate.withLock { $0.waiting.count } }
-
-    /// From now on it says it plays its last start's timeline unbroken (or not).
-    func keepsTimeline(_ keeps: Bool) { unbroken.withLock { $0 = keeps } }
-
-    func playedTimeline() async -> PlayedTimeline? {
-        guard unbroken.withLock({ $0 }), let at = startedAt.last else { return nil }
-        for command in commands.reversed() {
-            if case .play(let item, let rate, let clockTime) = command.kind, clockTime == at {
-                return PlayedTimeline(itemTime: item, rate: rate, clockTime: clockTime)
-            }
-        }
-        return nil
-    }
-
-    func keepPlayedTimeline() async -> Bool { unbroken.withLock { $0 } }
 
     func stallPreparing() { stall.withLock { $0.on = true } }
     /// Ends the stall: the hung buffer commands go on (and later ones pass).

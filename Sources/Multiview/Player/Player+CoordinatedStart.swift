@@ -66,20 +66,6 @@ extension Player {
         if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
     }
 
-    /// How often the pipeline has been moved off the timeline of a coordinated start (see
-    /// `PlayerStateMachine.timelineBreaks`): read right after `startCoordinated`, compared later.
-    public var timelineBreaks: Int { machine.timelineBreaks }
-
-    /// Takes the group's timing back (start-time NONE, undoing `useLocalTiming`) while the pipeline plays on as it
-    /// is, when nothing broke its timeline since `breaks` was read (it still plays on the group's clock and base
-    /// time: a stall that only starved its video). False, changing nothing, otherwise.
-    public func keepCoordinatedTimeline(unbrokenSince breaks: Int) -> Bool {
-        guard machine.timelineBreaks == breaks, coordinated.clock != nil, machine.current == .playing,
-              machine.target == .playing, !machine.hasFailed else { return false }
-        pipeline.startTime = nil
-        return true
-    }
-
     /// Shows "waiting to play — waiting for coordinated playback" (or clears it).
     public func setWaitingForCoordinatedPlayback(_ waiting: Bool) {
         apply(.coordinatedWaiting(waiting))

@@ -88,11 +88,6 @@ struct PlayerStateMachine: Sendable, Equatable {
     private(set) var status = PlayerStatus(state: .stopped, waitingToPlay: nil)
     /// The view has been PLAYING at least once.
     private(set) var hasPlayed = false
-    /// Counts what moves the pipeline off the timeline a coordinated start put it on: a state change asked for, a
-    /// seek, a buffering hold or its end, a clock re-selection, a cork, a stop, a reset, a failure, new media. Not
-    /// the start itself, the pipeline following its sinks, nor starved or flowing video (the pipeline keeps its
-    /// clock and base time through a starvation: it is still on the group's line when frames come again).
-    private(set) var timelineBreaks = 0
 
     var seekInFlight: Bool { seeksInFlight > 0 }
 
@@ -122,19 +117,16 @@ struct PlayerStateMachine: Sendable, Equatable {
             if target == .playing {
                 if percent < 100 && current == .playing && !heldForBuffering {
                     heldForBuffering = true
-                    timelineBreaks += 1
                     actions.append(.setPipelineState(.paused))
                 }
                 if percent >= 100 && (heldForBuffering || current == .paused) {
                     heldForBuffering = false
-                    timelineBreaks += 1
                     actions += [.armAudioClockGuard, .setPipelineState(.playing)]
                 }
             }
         case .clockLost:
             // Re-select a clock by cycling through PAUSED.
             if target == .playing {
-                timelineBreaks += 1
                 actions += [.setPipelineState(.paused), .armAudioClockGuard, .setPipelineState(.playing)]
             }
         case .requestState(let state, let coordinated):
@@ -143,7 +135,6 @@ struct PlayerStateMachine: Sendable, Equatable {
             guard state >= .paused, !hasFailed else { break }
             actions.append(.publishInterruption(began: state == .paused))
             if state == .paused || !coordinated {
-                timelineBreaks += 1
                 target = state
                 actions.append(.setPipelineState(state))
             }
@@ -154,28 +145,23 @@ struct PlayerStateMachine: Sendable, Equatable {
         case .videoFlowing:
             videoStarved = false
         case .loaded:
-            timelineBreaks += 1
             hasFailed = false
             reachedEnd = false
         case .changeState(let state):
-            timelineBreaks += 1
             target = state
             heldForBuffering = false
             // The operation asking sets the state itself and waits for it (`Player.changeState`).
             if state == .playing { actions.append(.armAudioClockGuard) }
         case .stop:
-            timelineBreaks += 1
             sinksAheadOfPipeline = false
             target = .null
             actions.append(.setPipelineState(.null))
             current = .null
         case .pipelineReset:
-            timelineBreaks += 1
             sinksAheadOfPipeline = false
             actions.append(.setPipelineState(.null))
             current = .null
         case .seekStarted:
-            timelineBreaks += 1
             seeksInFlight += 1
             reachedEnd = false
             // A flushing seek of a playing pipeline restarts its sinks by itself once it has prerolled again: that
@@ -200,7 +186,6 @@ struct PlayerStateMachine: Sendable, Equatable {
             if target == .playing && !hasFailed { actions.append(.setPipelineState(.playing)) }
         case .failed:
             guard !hasFailed else { break }
-            timelineBreaks += 1
             sinksAheadOfPipeline = false
             hasFailed = true
             target = .null
