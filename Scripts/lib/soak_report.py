@@ -23,7 +23,8 @@ SKEW_GUARD_MS = 100.0     # coarse-skew p99 bound (3 frames at 30 fps; HLS posit
 GROWTH = 0.05             # RSS / fds / threads growth allowed after warm-up
 PRECISE_P99_MS = 1.0      # issue 15: recorder skew p99 < 1 ms throughout (every 5 min block)
 BLOCK = 300.0             # s per block of the precise skew
-STATES = "PLAYING|PAUSED|BUFFERING|STOPPED|FAILED|ENDED|opening"
+STARTUP_LIMIT = 30.0      # s after the start: start-up ends then even when some view never plays (it is frozen then)
+STATES = "PLAYING|PAUSED|BUFFERING|STOPPED|FAILED|RETRYING|ENDED|opening"
 PART = re.compile(rf"^(\d+) (.*?) ({STATES})\b(.*)$")
 WAITING = re.compile(r"^ \[(loading|buffering|seeking|waiting)")
 POSITION = re.compile(r"(\d+):(\d\d):(\d\d(?:\.\d+)?)")
@@ -56,6 +57,8 @@ def read_status(path):
             state = p.group(3)
             if state == "PLAYING" and WAITING.match(p.group(4)):
                 state = "WAITING"          # PLAYING but "[waiting …]": asked to play, not playing
+            elif state == "PLAYING" and seconds is None:
+                state = "NO-POSITION"      # says PLAYING but reports no position: not seen playing
             views[int(p.group(1))] = (state, seconds, part.strip())
         lines.append((float(stamp), views))
     # PLAYING with the position not moving for a second or more (a stuck sink that still says PLAYING): STUCK.
@@ -93,9 +96,13 @@ def realign_seconds(events, status):
 
 def windows(events, status):
     """Allowed windows: [(start, end, view or None for all, why)]. Start-up: from the start to the first status
-    line with every view PLAYING, + REALIGN for them to settle."""
+    line with every view PLAYING, + REALIGN for them to settle; at most STARTUP_LIMIT after the start event (a view
+    that never plays must not stretch start-up over the whole run: then nothing at all would count as frozen)."""
     ready = next((t for t, views in status if views and all(s == "PLAYING" for s, _, _ in views.values())),
                  float("inf"))
+    began = next((t for t, kind, _ in events if kind == "start"), None)
+    if began is not None:
+        ready = min(ready, began + STARTUP_LIMIT)
     # from before the start event: the player prints its first lines while the script is still noting its pid
     out, paused_at, fault_at = [(float("-inf"), ready + REALIGN, None, "start-up")], None, {}
     for t, kind, text in events:
@@ -134,9 +141,12 @@ def outside(start, end, view, wins):
     return (end - start) - covered
 
 
-def frozen_episodes(status, wins, run_end):
+def frozen_episodes(status, wins, run_end, death=None, planned_end=None):
     """[(view, frozen_from, end, first text seen)] for every not-PLAYING stretch longer than FROZEN_AFTER outside
-    the windows (counted from the view's first PLAYING; a view that never plays is frozen from its first line)."""
+    the windows (counted from the view's first PLAYING; a view that never plays is frozen from its first line; a
+    view missing from a status line is not playing). `death`: when the player process ended early (its last status
+    line) — every view is frozen from then to `planned_end`, whatever window is open (a fault that killed the player
+    never ends its window)."""
     episodes, seen_playing, since, text_at, first_line = [], set(), {}, {}, {}
     all_views = sorted({v for _, views in status for v in views})
     for t, views in status:
@@ -150,20 +160,56 @@ def frozen_episodes(status, wins, run_end):
             elif v in seen_playing and v not in since:
                 since[v] = t
                 text_at[v] = views.get(v, (None, None, "missing from the status line"))[2]
-    for v, s in since.items():
-        episodes.append((v, s, run_end, text_at[v]))
-    for v in all_views:
-        if v not in seen_playing and v in first_line:
-            episodes.append((v, first_line[v], run_end, "never PLAYING"))
-    out = []
-    for v, s, e, text in episodes:
-        if outside(s, e, v, wins) > FROZEN_AFTER:
-            # the instant the outside-window time crossed FROZEN_AFTER (1 s resolution is enough)
-            t = s
-            while t < e and outside(s, t, v, wins) <= FROZEN_AFTER:
-                t += 0.25
-            out.append((v, min(t, e), e, text))
+    until = run_end if death is None else min(run_end, death)
+    open_at_end = [(v, s, until, text_at[v]) for v, s in since.items()]
+    open_at_end += [(v, first_line[v], until, "never PLAYING") for v in all_views
+                    if v not in seen_playing and v in first_line]
+    judged = [(episode, crossed(*episode[:3], wins)) for episode in episodes + open_at_end]
+    out = [(v, t, e, text) for (v, s, e, text), t in judged if t is not None]
+    if death is not None:
+        # Every view frozen from the death to the planned end; one already frozen then, from when it froze (one
+        # episode). View 0: it died before any status line named a view.
+        frozen_at_death = {episode[0]: t for episode, t in judged if episode in open_at_end and t is not None}
+        out = [episode for episode in out if episode[0] not in frozen_at_death or episode[2] != until]
+        out += [(v, frozen_at_death.get(v, death), max(death, planned_end or run_end), DEAD) for v in all_views or [0]]
     return out
+
+
+def crossed(view, start, end, wins):
+    """The instant a not-PLAYING stretch's time outside the windows passed FROZEN_AFTER (0.25 s steps), or None."""
+    if outside(start, end, view, wins) <= FROZEN_AFTER:
+        return None
+    t = start
+    while t < end and outside(start, t, view, wins) <= FROZEN_AFTER:
+        t += 0.25
+    return min(t, end)
+
+
+DEAD = "the player process had exited"
+
+
+def player_death(events, status, start):
+    """When the player ended before the run did (the soak wrote `player-exited` or `end alive=0`): the time of its
+    last status line (the start when it printed none); None while it lived to the end."""
+    if not any(kind == "player-exited" or (kind == "end" and text == "alive=0") for _, kind, text in events):
+        return None
+    return max((t for t, _ in status), default=start)
+
+
+CRASH = re.compile(r"Fatal error|Program crashed|assertion|ERROR:|CRITICAL|Segmentation|Aborted|Bad pointer")
+
+
+def last_words(folder):
+    """What the player said as it ended: the first crash line among its last 1000 stderr lines (a backtrace follows
+    it), else its last line (without the soak's time stamp); None without any."""
+    try:
+        lines = [line.rstrip("\n").partition(" ")[2] for line in open(f"{folder}/stderr.log", encoding="utf-8",
+                                                                        errors="replace")]
+    except OSError:
+        return None
+    lines = [line for line in lines if line.strip()][-1000:]
+    crash = next((line for line in lines if CRASH.search(line)), None)
+    return (crash or lines[-1])[:200] if lines else None
 
 
 def coarse_skew_ms(views, exclude):
@@ -216,16 +262,18 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] if values else None
 
 
-def main():
-    folder, total, binary = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+def judge(folder, total, measure_skew):
+    """Prints the table and the verdicts of the soak in `folder` (a run of `total` s); True when it passed.
+    `measure_skew(quiet windows, start, until)` gives the precise skew: (its JSON, None) or (None, why not)."""
     events = read_events(f"{folder}/events.log")
     status = read_status(f"{folder}/status.log")
     samples = [tuple(float(x) for x in line.split()) for line in open(f"{folder}/samples.log") if line.strip()]
     start = next(t for t, kind, _ in events if kind == "start")
     run_end = next((t for t, kind, _ in events if kind == "end"), status[-1][0] if status else start)
     alive = any(kind == "end" and text == "alive=1" for _, kind, text in events)
+    death = player_death(events, status, start)
     wins = windows(events, status)
-    frozen = frozen_episodes(status, wins, run_end)
+    frozen = frozen_episodes(status, wins, run_end, death, start + total)
     commands = [t for t, kind, _ in events if kind in ("cmd", "fault-begin", "fault-end")]
 
     def in_window(t, view=None):
@@ -262,10 +310,21 @@ def main():
               f"{REALIGN:g} s + {FROZEN_AFTER:g} s)")
     verdicts = []
     for v, s, e, text in frozen:
-        print(f"frozen: view {v} from {s - start:.1f} s to {e - start:.1f} s (not PLAYING > {FROZEN_AFTER:g} s outside "
-              f"the allowed windows); status then: {text[:160]}")
-    verdicts.append(("0 frozen views", not frozen, f"{len(frozen)} frozen episode(s)"))
-    verdicts.append(("player alive at the end", alive, "alive" if alive else "exited early (see stderr.log)"))
+        if text != DEAD:
+            print(f"frozen: view {v} from {s - start:.1f} s to {e - start:.1f} s (not PLAYING > {FROZEN_AFTER:g} s "
+                  f"outside the allowed windows); status then: {text[:160]}")
+    dead_views = [v for v, _, _, text in frozen if text == DEAD]
+    if death is not None:
+        during = ",".join(sorted({why for s, e, v, why in wins if s <= death <= e})) or "no window"
+        said = last_words(folder)
+        print(f"frozen: views {','.join(str(v) for v in dead_views if v) or '(none listed yet)'} from {death - start:.1f} s to "
+              f"{total:.0f} s: the player process exited (its last status line at {death - start:.1f} s, during "
+              f"{during}); its stderr at the end: {said or '(nothing)'}")
+    verdicts.append(("0 frozen views", not frozen,
+                     f"{len(frozen)} frozen episode(s)" + (f", {len(dead_views)} of them the player's death" if dead_views else "")))
+    verdicts.append(("player alive at the end", alive, "alive" if alive else
+                     f"exited at {death - start:.1f} s (its last status line; see stderr.log)" if death is not None
+                     else "no end recorded (see events.log, stderr.log)"))
     # The status line comes once a second whatever the views do (README): a longer silence is a hung process.
     stamps = [t for t, _ in status if t <= run_end] + [run_end]
     gaps = [(b - a, a) for a, b in zip(stamps, stamps[1:])]
@@ -280,8 +339,8 @@ def main():
     verdicts.append(("q ends the process within 2 s", quit_ok, quit_detail))
 
     # Blocks up to the run's end (not one more starting at it: a 10 min run has two 5 min blocks).
-    precise, why_not = precise_skew(folder, binary, quiet_windows(wins, commands, run_end), start,
-                                    min(run_end, start + total) - 0.001)
+    # Blocks up to the planned end, not the run's: a player that died leaves its later blocks empty, and they fail.
+    precise, why_not = measure_skew(quiet_windows(wins, commands, run_end), start, start + total - 0.001)
     print()
     if precise:
         fmt = lambda v: f"{v:.3f}" if v is not None else "-"
@@ -337,6 +396,12 @@ def main():
     passed = all(ok for _, ok, _ in verdicts)
     failed = [name for name, ok, _ in verdicts if not ok]
     print(f"soak {total / 60:g} min: {'PASS' if passed else 'FAIL (' + '; '.join(failed) + ')'}")
+    return passed
+
+
+def main():
+    folder, total, binary = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    passed = judge(folder, total, lambda wins, start, until: precise_skew(folder, binary, wins, start, until))
     sys.exit(0 if passed else 1)
 
 

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Tests of the soak's verdict (soak_report.py) on small synthetic runs: no player, no daemon, milliseconds.
+
+    python3 Scripts/lib/test_soak_report.py        # also run by the suite (MultiviewCLITests.SoakReportScriptTests)
+
+Each test writes the logs Scripts/soak would (events.log, status.log, samples.log, stderr.log) for a short run of
+three views in which one thing goes wrong, and checks that the report counts it as frozen, says so in a line, and
+fails the run. The precise skew (`multiview sync-log-skew` over the render-time log) is handed in as a measured
+result: these tests are about the frozen count, not the skew.
+"""
+import contextlib, io, os, shutil, sys, tempfile, unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import soak_report  # noqa: E402
+
+T0 = 1_700_000_000.0   # the run's start (epoch seconds)
+LENGTH = 120           # seconds of run
+
+
+def playing(t):
+    """A playing view's status entry at `t` s: its position moves with the run."""
+    return f"PLAYING 0:00:{2 + t % 20:06.3f}/0:00:24.000"
+
+
+class Run:
+    """The logs of one synthetic soak run in a temporary folder."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.events = [(0.0, "start pid=1 views=3")]
+
+    def event(self, at, text):
+        self.events.append((at, text))
+
+    def write(self, entry, until=LENGTH, views=(1, 2, 3), alive=True, stderr=()):
+        """`entry(view, t)`: the view's status entry at second t (state and position), None when it is missing
+        from the line. Status lines every second until `until`; samples every 5 s; the end as the soak writes it."""
+        with open(f"{self.folder}/status.log", "w") as out:
+            for t in range(0, until + 1):
+                parts = [f"{v} view{v}.mp4 {text}" for v in views if (text := entry(v, t)) is not None]
+                out.write(f"{T0 + t + 0.3:.3f} [{t:6.1f}s] {' | '.join(parts)}\n")
+        with open(f"{self.folder}/samples.log", "w") as out:
+            for t in range(0, until + 1, 5):
+                out.write(f"{T0 + t + 0.1:.3f} 100000 80 100\n")
+        with open(f"{self.folder}/stderr.log", "w") as out:
+            for at, line in stderr:
+                out.write(f"{T0 + at:.3f} {line}\n")
+        if alive:
+            self.event(LENGTH, "end alive=1")
+            self.event(LENGTH + 0.1, "exit-after-q 0.08")
+        with open(f"{self.folder}/events.log", "w") as out:
+            for at, text in sorted(self.events):
+                out.write(f"{T0 + at:.6f} {text}\n")
+
+    def judge(self):
+        """(passed, the report's text, the span the precise skew was asked for)."""
+        asked = []
+
+        def measure(windows, start, until):
+            asked.append((start, until))
+            blocks = [{"block": 0, "from_s": 0, "views": 3, "frames": 900, "p50_ms": 0.2, "p99_ms": 0.5, "max_ms": 0.7}]
+            return {"frames_in_windows": 900, "frames_logged": 1000, "blocks": blocks,
+                    "overall": {"frames": 900, "p50_ms": 0.2, "p99_ms": 0.5, "max_ms": 0.7}}, None
+
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            passed = soak_report.judge(self.folder, LENGTH, measure)
+        return passed, text.getvalue(), asked
+
+
+class SoakReportTests(unittest.TestCase):
+    def new_run(self):
+        folder = tempfile.mkdtemp(prefix="soak-report-test.")
+        self.addCleanup(shutil.rmtree, folder)
+        return Run(folder)
+
+    def judged(self, run, entry, **write):
+        run.write(entry, **write)
+        return run.judge()
+
+    def assertFrozen(self, text, view, near, why):
+        """The report has a frozen line for `view` starting within 3 s after `near` whose status says `why`."""
+        lines = [line for line in text.splitlines() if line.startswith(f"frozen: view {view} from ")]
+        self.assertTrue(lines, f"no frozen line for view {view}:\n{text}")
+        start = float(lines[0].split(" from ")[1].split(" s ")[0])
+        self.assertTrue(near <= start <= near + 3, f"view {view} frozen from {start} s, expected near {near} s:\n{text}")
+        self.assertIn(why, lines[0], text)
+        self.assertIn("FAIL 0 frozen views", text)
+
+    def test_a_healthy_run_passes(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: playing(t))
+        self.assertTrue(passed, text)
+        self.assertIn("ok   0 frozen views: 0 frozen episode(s)", text)
+
+    def test_a_view_reported_failed_is_frozen(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: "FAILED" if v == 2 and t >= 60 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 2, 60, "FAILED")
+
+    def test_a_view_failed_in_a_fault_is_frozen_once_its_allowance_ends(self):
+        run = self.new_run()
+        run.event(50, "fault-begin hls")
+        run.event(60, "fault-end hls")
+        passed, text, _ = self.judged(run, lambda v, t: "FAILED" if v == 3 and t >= 52 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 3, 60 + soak_report.FAULT_RECOVERY + soak_report.FROZEN_AFTER, "FAILED")
+
+    def test_a_view_retrying_for_good_is_frozen(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: "RETRYING" if v == 3 and t >= 60 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 3, 60, "RETRYING")
+
+    def test_a_view_that_stops_reporting_is_frozen(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: None if v == 2 and t >= 60 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 2, 60, "missing from the status line")
+
+    def test_a_view_playing_without_a_position_is_frozen(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: "PLAYING" if v == 2 and t >= 60 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 2, 60, "PLAYING")
+
+    def test_a_view_whose_position_stops_moving_is_frozen(self):
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: playing(60) if v == 1 and t >= 60 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 1, 61, "position not moving")
+
+    def test_a_view_that_never_plays_is_frozen(self):
+        # Start-up lasts until every view plays at once: a view that never does must not make all of the run
+        # start-up (nothing would be frozen then).
+        run = self.new_run()
+        passed, text, _ = self.judged(run, lambda v, t: "FAILED" if v == 3 else playing(t))
+        self.assertFalse(passed, text)
+        self.assertFrozen(text, 3, soak_report.STARTUP_LIMIT + soak_report.REALIGN + soak_report.FROZEN_AFTER,
+                          "never PLAYING")
+
+    def test_the_player_dying_mid_run_freezes_every_view_and_fails(self):
+        # The last soak: the player died at the PulseAudio kill; the fault never ended (the schedule stops with the
+        # player), the status lines stopped, and the later skew blocks were just empty.
+        run = self.new_run()
+        run.event(50, "fault-begin pulse")
+        run.event(55, "player-exited")
+        run.event(56, "end alive=0")
+        run.event(56.1, "exit-after-q none (the player had exited before q)")
+        passed, text, asked = self.judged(run, lambda v, t: "BUFFERING" if t >= 50 else playing(t), until=52,
+                                          alive=False, stderr=[(52.5, "Fatal error: the cause")])
+        self.assertFalse(passed, text)
+        death = [line for line in text.splitlines() if "the player process exited" in line]
+        self.assertTrue(death, f"no line says the player exited:\n{text}")
+        self.assertIn("frozen: views 1,2,3 from 52.3 s", death[0])
+        self.assertIn("during fault pulse", death[0])
+        self.assertIn("Fatal error: the cause", death[0])
+        self.assertIn("FAIL 0 frozen views: 3 frozen episode(s), 3 of them the player's death", text)
+        self.assertIn("FAIL player alive at the end: exited at 52.3 s", text)
+        # The skew is asked for the whole planned run, so blocks after the death show as empty (and fail).
+        self.assertEqual([round(until - T0) for _, until in asked], [LENGTH], text)
+
+    def test_a_player_dead_before_its_first_status_line_fails(self):
+        run = self.new_run()
+        run.event(2, "player-exited")
+        run.event(2.5, "end alive=0")
+        passed, text, _ = self.judged(run, lambda v, t: playing(t), until=-1, alive=False,
+                                      stderr=[(1, "error: cannot open the display")])
+        self.assertFalse(passed, text)
+        self.assertIn("frozen: views (none listed yet) from 0.0 s", text)
+        self.assertIn("cannot open the display", text)
+        self.assertIn("FAIL 0 frozen views: 1 frozen episode(s), 1 of them the player's death", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
