@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clicks  # noqa: E402
-from bench_network_report import error_at, print_report, read_clock_log, summary  # noqa: E402
+from bench_network_report import error_at, percentile, print_report, read_clock_log, summary  # noqa: E402
 
 MEDIA = [os.path.abspath(p) for p in ("Media/angle1-wide.mp4", "Media/angle2-left.webm", "Media/angle3-right.mkv",
                                       "Media/angle4-overhead.mp4")]
@@ -30,14 +30,22 @@ STEREO_CHANNELS = ["front-left", "front-right"]
 STEREO_PAN = ["100% 0%", "0% 100%"]
 CLOCK_PROBE_S = 15
 # Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
+# Every batch runs the previous and the chosen tuning (NetClockTuning.previous / .standard) beside its candidates.
+PREVIOUS = ("previous (200 ms, 20, 20, 128)", ["--tuning", "previous"])
+CHOSEN = ("chosen (200 ms, 5, 5, 1024)", ["--tuning", "standard"])
 CLOCK_SETTINGS = [
-    [("gstreamer defaults (1 s, 50, 100, 32)", ["--round-trip-limit", "1000", "--minimum-update-interval", "50",
-                                                "--poll-interval", "100", "--window", "32"]),
-     ("chosen (200 ms, 20, 20, 128)", []),
-     ("window 256", ["--window", "256"]),
-     ("poll 50 ms", ["--poll-interval", "50"])],
+    [PREVIOUS, CHOSEN,
+     ("gstreamer defaults (1 s, 50, 100, 32)", ["--tuning", "gstreamer"]),
+     ("poll 10 ms, window 1024", ["--minimum-update-interval", "10", "--poll-interval", "10"])],
+    [PREVIOUS, CHOSEN,
+     ("chosen + limit min+5 after 200", ["--limit-after", "200", "--limit-margin", "5"]),
+     ("chosen + limit min+15 after 200", ["--limit-after", "200", "--limit-margin", "15"])],
 ]
-
+# The same side by side with no relay: members on 127.0.0.1 (loopback, the provider in the same namespace).
+LOOPBACK_SETTINGS = [[PREVIOUS, CHOSEN]]
+# Round trip − the shortest seen (ms): the bins of the exchanges' offset errors (does a short round trip mean a
+# small asymmetry?).
+RTT_BINS_MS = [0, 2, 5, 10, 15, 20]
 
 class BenchError(Exception):
     pass
@@ -74,6 +82,21 @@ def load():
     """The machine's load averages (1, 5, 15 min): the machine is shared, every row says how busy it was."""
     with open("/proc/loadavg") as f:
         return [float(x) for x in f.read().split()[:3]]
+
+
+def rtt_bins(exchanges):
+    """Exchanges (t ms, rtt ms, own offset error ms) binned by round trip − the shortest: per bin the count and the
+    mean and p90 of |offset error| (its truth is 0: one kernel clock on both ends)."""
+    if not exchanges:
+        return []
+    shortest = min(rtt for _, rtt, _ in exchanges)
+    bins = []
+    for lo, hi in zip(RTT_BINS_MS, RTT_BINS_MS[1:] + [float("inf")]):
+        errors = [abs(e) for _, rtt, e in exchanges if lo <= rtt - shortest < hi]
+        bins.append({"from_ms": lo, "to_ms": hi if hi != float("inf") else None, "n": len(errors),
+                     "mean_abs_ms": sum(errors) / len(errors) if errors else None,
+                     "p90_abs_ms": percentile(errors, 90) if errors else None})
+    return bins
 
 
 class Bench:
@@ -232,9 +255,10 @@ class Bench:
         seek = (max(first_after_seek) - seek_at) / 1e6 if len(first_after_seek) == n else None
         return summary(spreads), summary(after), seek
 
-    def clock_probe(self, settings, seconds):
-        """One probe per setting, simultaneously, each in its own namespace behind its own relay: the client clock's
-        true error (its reading − CLOCK_MONOTONIC) after it synchronised."""
+    def clock_probe(self, settings, seconds, relayed=True):
+        """One probe per setting, simultaneously, each in its own namespace behind its own relay (or, not relayed,
+        all on 127.0.0.1 in this namespace): the client clock's true error (its reading − CLOCK_MONOTONIC) after it
+        synchronised, and each exchange's own offset error by its round trip."""
         provider = subprocess.Popen([f"{self.binary_dir}/netclock-baseline", "provide", "--address", "127.0.0.1",
                                      "--port", str(free_port())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=self.log, text=True)
@@ -242,10 +266,13 @@ class Bench:
         helpers, probes = [provider], []
         try:
             for k, (name, flags) in enumerate(settings, 1):
-                helpers.append(self.relay(k, udp=[port]))
-                probes.append(subprocess.Popen(["ip", "netns", "exec", namespace(k), f"{self.binary_dir}/netclock-baseline",
-                                                "probe", "--clock", f"{host_address(k)}:{port}", "--seconds", str(seconds),
-                                                *flags], stdout=subprocess.PIPE, stderr=self.log, text=True))
+                if relayed:
+                    helpers.append(self.relay(k, udp=[port]))
+                    where = ["ip", "netns", "exec", namespace(k)]
+                probe = [f"{self.binary_dir}/netclock-baseline", "probe", "--clock",
+                         f"{host_address(k) if relayed else '127.0.0.1'}:{port}", "--seconds", str(seconds), *flags]
+                probes.append(subprocess.Popen((where if relayed else []) + probe, stdout=subprocess.PIPE,
+                                               stderr=self.log, text=True))
             rows = []
             for (name, flags), p in zip(settings, probes):
                 out, _ = p.communicate(timeout=seconds + 30)
@@ -257,8 +284,20 @@ class Bench:
                 late = [abs(e) for t, e in samples if t >= 2000]
                 early = [abs(e) for t, e in samples if t < 2000]
                 settle = max([t for t, e in samples if abs(e) >= 1.0], default=0.0)
-                rows.append({"setting": name, "flags": flags, "sync_ms": sync_ms, "error_after_2s_ms": summary(late),
-                             "error_first_2s_max_ms": max(early) if early else None, "last_error_over_1ms_at_ms": settle})
+                settled = [float(l.split()[1]) for l in lines if l.startswith("settled ")]
+                # From 0.4 s after sync on: what a member joining once its clock settled (0.3-0.4 s) plays on.
+                joined = [abs(e) for t, e in samples if t >= 400]
+                exchanges = [(float(l.split()[1]), float(l.split()[2]) / 1000, float(l.split()[3]) / 1000)
+                             for l in lines if l.startswith("exchange ") and l.split()[3] != "nan"]
+                cpu = [float(l.split()[1]) for l in lines if l.startswith("cpu ")]
+                rows.append({"setting": name, "flags": flags, "relayed": relayed, "sync_ms": sync_ms,
+                             "error_after_2s_ms": summary(late), "error_from_0_4s_ms": summary(joined),
+                             "error_first_2s_max_ms": max(early) if early else None, "last_error_over_1ms_at_ms": settle,
+                             "settled_ms": settled[0] if settled else None,
+                             "exchanges_per_s": len([x for x in exchanges if x[0] >= 0]) / seconds,
+                             "mean_error_after_2s_ms": sum(e for t, e in samples if t >= 2000) / max(1, len(late)),
+                             "offset_error_by_rtt": rtt_bins(exchanges),
+                             "cpu_ms_per_s": cpu[0] / seconds if cpu else None})
             return rows
         finally:
             for p in probes + helpers:
@@ -291,7 +330,7 @@ class Bench:
         its namespace dialling 127.0.0.1 where a relay inside that namespace forwards (delayed) to 10.77.k.1: the
         control channel (TCP) and the net clock (UDP). Run only when this build has the net CLI."""
         binary = f"{self.binary_dir}/multiview"
-        stereo = side == "coord-stereo"
+        stereo = side in ("coord-stereo", "coord-st-prev")
         if stereo and n != 2:
             return {"side": side, "members": n, "not_run": "one stereo sink: 2 members only"}
         probe = subprocess.run([binary, "host", "--help"], capture_output=True, text=True)
@@ -417,6 +456,8 @@ def main():
         print("... clock tunings", file=sys.stderr, flush=True)
         for batch in CLOCK_SETTINGS:
             clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
+        for batch in LOOPBACK_SETTINGS:
+            clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S, relayed=False)
     rows = []
     for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
         for side in args.sides.split(","):
@@ -426,6 +467,9 @@ def main():
                 row = bench.coordinated(n, side)
             elif side == "coord-1st-sync":
                 row = bench.coordinated(n, "coord-1st-sync", ["--join-unsettled"])
+            elif side in ("coord-prev", "coord-st-prev"):
+                # The same with the previous net clock tuning (NetClockTuning.previous): before, in the same run.
+                row = bench.coordinated(n, side, ["--net-clock-tuning", "previous"])
             elif side in ("raw-netclock", "uncoordinated"):
                 row = bench.run_baseline(side, n)
             else:

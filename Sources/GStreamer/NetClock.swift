@@ -76,12 +76,15 @@ public struct NetClockStatistics: Sendable, Equatable {
     /// The calibration's offset after this observation: provider time − local time at its reference point
     /// (GStreamer's `local-clock-offset`); nil when the structure has none. It moves while the clock settles.
     public var localClockOffset: Duration?
+    /// This exchange's own offset estimate: the provider's time − the local time at the exchange's midpoint
+    /// (GStreamer's `remote` − `local`); off from the true offset by half the path's asymmetry. nil when absent.
+    public var exchangeOffset: Duration?
 
     public init(synchronised: Bool, roundTrip: Duration, roundTripAverage: Duration, discontinuity: Duration,
-                rSquared: Double, nextPoll: Duration, localClockOffset: Duration? = nil) {
+                rSquared: Double, nextPoll: Duration, localClockOffset: Duration? = nil, exchangeOffset: Duration? = nil) {
         self.synchronised = synchronised; self.roundTrip = roundTrip; self.roundTripAverage = roundTripAverage
         self.discontinuity = discontinuity; self.rSquared = rSquared; self.nextPoll = nextPoll
-        self.localClockOffset = localClockOffset
+        self.localClockOffset = localClockOffset; self.exchangeOffset = exchangeOffset
     }
 
     /// Reads the structure GstNetClientClock posts; nil for any other structure.
@@ -98,9 +101,14 @@ public struct NetClockStatistics: Sendable, Equatable {
               let average = nanoseconds("rtt-average") else { return nil }
         var r2 = 0.0
         if case .double(let v) = structure.fields["r-squared"] { r2 = v }
+        var exchange: Duration?
+        if case .uint(let local) = structure.fields["local"], case .uint(let remote) = structure.fields["remote"] {
+            exchange = .nanoseconds(Int64(bitPattern: remote &- local))
+        }
         self.init(synchronised: synced, roundTrip: rtt, roundTripAverage: average,
                   discontinuity: nanoseconds("discontinuity") ?? .zero, rSquared: r2,
-                  nextPoll: nanoseconds("timeout") ?? .zero, localClockOffset: nanoseconds("local-clock-offset"))
+                  nextPoll: nanoseconds("timeout") ?? .zero, localClockOffset: nanoseconds("local-clock-offset"),
+                  exchangeOffset: exchange)
     }
 }
 
@@ -122,18 +130,15 @@ public final class NetClientClock: Clock, @unchecked Sendable {
     private let statisticsBus: UnsafeMutablePointer<GstBus>
     private var syncedConnection: SignalConnection?
 
-    // The defaults below were chosen with `Scripts/bench-network --sections clock` (one member behind the delay
-    // relay, 20 ± 5 ms each way, 2 busy cores; true error = the clock's reading − CLOCK_MONOTONIC, 2-15 s after
-    // sync): GStreamer's defaults (1 s, 50 ms, poll 100 ms, window 32) p50 0.6-1.3 ms, p99 7-11 ms; polling every
-    // 20 ms with a 128-observation window p50 0.25-0.37 ms, p99 0.97-1.12 ms, synced in 90-170 ms.
+    // Defaults: `NetClockTuning.standard` (why, and the figures, there).
     /// Round-trip limit (see `roundTripLimit`).
-    public static let defaultRoundTripLimit: Duration = .milliseconds(200)
+    public static let defaultRoundTripLimit = NetClockTuning.standard.roundTripLimit
     /// Shortest time between polls (see `minimumUpdateInterval`).
-    public static let defaultMinimumUpdateInterval: Duration = .milliseconds(20)
+    public static let defaultMinimumUpdateInterval = NetClockTuning.standard.minimumUpdateInterval
     /// Poll period once synchronised (see `pollInterval`).
-    public static let defaultPollInterval: Duration = .milliseconds(20)
+    public static let defaultPollInterval = NetClockTuning.standard.pollInterval
     /// Observations in the calibration's regression (see `calibrationWindow`).
-    public static let defaultCalibrationWindow = 128
+    public static let defaultCalibrationWindow = NetClockTuning.standard.calibrationWindow
 
     /// Makes a client of the provider at `address:port`. `baseTime` is the clock's time until it synchronises.
     public init(name: String = "net-client-clock", address: String, port: UInt16,
@@ -161,7 +166,12 @@ public final class NetClientClock: Clock, @unchecked Sendable {
             try set("round-trip-limit", Int(roundTripLimit.nanosecondsValue))
             try set("minimum-update-interval", Int(minimumUpdateInterval.nanosecondsValue))
             try internalClock.set("timeout", Int(pollInterval.nanosecondsValue))
-            try internalClock.set("window-size", calibrationWindow)
+            // Setting the window restarts the calibration (GstClock refills it): a second client of a provider this
+            // process already follows (a rejoin within GStreamer's 60 s cache) must not throw away a running one.
+            let shared = internalClock
+            if try shared.get("window-size", as: Int.self) != calibrationWindow {
+                try shared.set("window-size", calibrationWindow)
+            }
             let observer = self.observer
             syncedConnection = try connect("synced") { arguments in
                 // synced(GstClock *clock, gboolean synced)
@@ -172,6 +182,14 @@ public final class NetClientClock: Clock, @unchecked Sendable {
             // The properties and the signal are part of GstNetClientClock's stable API (1.0 / 1.6 / 1.12).
             preconditionFailure("GstNetClientClock lacks an expected property or signal: \(error)")
         }
+    }
+
+    /// Makes a client of the provider at `address:port` with every setting of `tuning`.
+    public convenience init(name: String = "net-client-clock", address: String, port: UInt16, baseTime: ClockTime = .zero,
+                            tuning: NetClockTuning) throws(NetClockError) {
+        try self.init(name: name, address: address, port: port, baseTime: baseTime, roundTripLimit: tuning.roundTripLimit,
+                      minimumUpdateInterval: tuning.minimumUpdateInterval, pollInterval: tuning.pollInterval,
+                      calibrationWindow: tuning.calibrationWindow)
     }
 
     deinit {
