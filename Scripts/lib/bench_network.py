@@ -32,14 +32,14 @@ CLOCK_PROBE_S = 15
 # Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
 # Every batch runs the previous and the chosen tuning (NetClockTuning.previous / .standard) beside its candidates.
 PREVIOUS = ("previous (200 ms, 20, 20, 128)", ["--tuning", "previous"])
-CHOSEN = ("chosen (200 ms, 5, 5, 1024)", ["--tuning", "standard"])
+CHOSEN = ("chosen (adaptive, 5, 5, 1024)", ["--tuning", "standard"])
 CLOCK_SETTINGS = [
     [PREVIOUS, CHOSEN,
-     ("gstreamer defaults (1 s, 50, 100, 32)", ["--tuning", "gstreamer"]),
-     ("poll 10 ms, window 1024", ["--minimum-update-interval", "10", "--poll-interval", "10"])],
+     ("chosen, fixed limit 200 ms", ["--adapt-limit", "no"]),
+     ("chosen, poll 10 ms", ["--minimum-update-interval", "10", "--poll-interval", "10"])],
     [PREVIOUS, CHOSEN,
-     ("chosen + limit min+5 after 200", ["--limit-after", "200", "--limit-margin", "5"]),
-     ("chosen + limit min+15 after 200", ["--limit-after", "200", "--limit-margin", "15"])],
+     ("gstreamer defaults (1 s, 50, 100, 32)", ["--tuning", "gstreamer"]),
+     ("chosen + limit min+5 after 200", ["--limit-after", "200", "--limit-margin", "5"])],
 ]
 # The same side by side with no relay: members on 127.0.0.1 (loopback, the provider in the same namespace).
 LOOPBACK_SETTINGS = [[PREVIOUS, CHOSEN]]
@@ -290,6 +290,7 @@ class Bench:
                 exchanges = [(float(l.split()[1]), float(l.split()[2]) / 1000, float(l.split()[3]) / 1000)
                              for l in lines if l.startswith("exchange ") and l.split()[3] != "nan"]
                 cpu = [float(l.split()[1]) for l in lines if l.startswith("cpu ")]
+                limit = [float(l.split()[1]) for l in lines if l.startswith("limit ")]
                 rows.append({"setting": name, "flags": flags, "relayed": relayed, "sync_ms": sync_ms,
                              "error_after_2s_ms": summary(late), "error_from_0_4s_ms": summary(joined),
                              "error_first_2s_max_ms": max(early) if early else None, "last_error_over_1ms_at_ms": settle,
@@ -297,7 +298,8 @@ class Bench:
                              "exchanges_per_s": len([x for x in exchanges if x[0] >= 0]) / seconds,
                              "mean_error_after_2s_ms": sum(e for t, e in samples if t >= 2000) / max(1, len(late)),
                              "offset_error_by_rtt": rtt_bins(exchanges),
-                             "cpu_ms_per_s": cpu[0] / seconds if cpu else None})
+                             "cpu_ms_per_s": cpu[0] / seconds if cpu else None,
+                             "adaptive_limit_ms": limit[0] if limit else None})
             return rows
         finally:
             for p in probes + helpers:

@@ -64,17 +64,19 @@ def print_report(delay_ms, jitter_ms, clock_probe_s, clock_rows, rows):
               f" member behind its relay ({delay_ms:g} ± {jitter_ms:g} ms), loopback: on 127.0.0.1, no relay; probes of"
               f" one batch run side by side")
         print(f"{'setting':<34}{'link':>9}{'sync':>6}{'settled':>8} {'exch/s':>6} {'cpu ms/s':>8}  {'from 0.4 s p50':>14}"
-              f" {'p99':>6}  {'after 2 s p50':>13} {'p99':>6} {'max':>6} {'mean':>7}")
+              f" {'p99':>6}  {'after 2 s p50':>13} {'p99':>6} {'max':>6} {'mean':>7} {'limit':>6}")
         for r in clock_rows:
             e, j = r["error_after_2s_ms"], r.get("error_from_0_4s_ms")
             settled = "-" if r.get("settled_ms") is None else f"{r['settled_ms']:.0f}"
             cpu = "-" if r.get("cpu_ms_per_s") is None else f"{r['cpu_ms_per_s']:.1f}"
             print(f"{r['setting']:<34}{link(r):>9}{r['sync_ms']:>6.0f}"
                   f"{settled:>8} {r.get('exchanges_per_s', 0):>6.0f} {cpu:>8}  {fmt(j):>14} {fmt(j, 'p99'):>6}  "
-                  f"{fmt(e):>13} {fmt(e, 'p99'):>6} {fmt(e, 'max'):>6} {r.get('mean_error_after_2s_ms', 0):>7.3f}")
+                  f"{fmt(e):>13} {fmt(e, 'p99'):>6} {fmt(e, 'max'):>6} {r.get('mean_error_after_2s_ms', 0):>7.3f}"
+                  f" {'-' if r.get('adaptive_limit_ms') is None else format(r['adaptive_limit_ms'], '.1f'):>6}")
         print("sync = probe start → synchronised; settled = ms after sync (a member's NetClockSettling, 8 × 1 ms);"
               " exch/s = exchanges GStreamer accepted per second; cpu = the probe process's CPU time per second; mean = the"
-              " signed mean error after 2 s (a constant path asymmetry shows there)")
+              " signed mean error after 2 s (a constant path asymmetry shows there); limit = the adaptive round-trip limit at"
+              " the end (RoundTripLimitPolicy; - = fixed)")
         binned = [r for r in clock_rows if r.get("offset_error_by_rtt")]
         if binned:
             print("\nEach accepted exchange's own offset error (|remote − local|, ms: mean / p90 (n)) by its round trip"

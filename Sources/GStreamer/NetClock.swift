@@ -112,6 +112,23 @@ public struct NetClockStatistics: Sendable, Equatable {
     }
 }
 
+extension NetClockStatistics {
+    /// The fields `init?(_ structure:)` reads.
+    private static let fieldNames = ["synchronised", "rtt", "rtt-average", "discontinuity", "r-squared", "timeout",
+                                     "local-clock-offset", "local", "remote"]
+
+    /// Reads GStreamer's structure in place, only the fields used: the clock posts one per exchange (up to ~200 a
+    /// second), and copying all of its 20 fields and serialising it (`Structure(raw)`) cost more than the exchange.
+    init?(reading raw: UnsafePointer<GstStructure>) {
+        guard gst_structure_has_name(raw, "gst-netclock-statistics") != 0 else { return nil }
+        var fields: [String: Structure.Value] = [:]
+        for name in Self.fieldNames {
+            if let value = gst_structure_get_value(raw, name) { fields[name] = Structure.convert(value) }
+        }
+        self.init(Structure(name: "gst-netclock-statistics", fields: fields))
+    }
+}
+
 /// A clock slaved over UDP to a `NetTimeProvider` (`GstNetClientClock`); use it as a pipeline clock
 /// (`pipeline.useClock(clock)`) with one base time shared by every member.
 ///
@@ -122,13 +139,15 @@ public struct NetClockStatistics: Sendable, Equatable {
 /// through a private bus's sync handler and go into `observer` (its state behind a `Mutex`); the "synced"
 /// signal wakes `waitForSync` callers through the same observer. Nothing here blocks a Swift thread.
 public final class NetClientClock: Clock, @unchecked Sendable {
-    // Sendable: stored properties are immutable; `observer` is Sendable (Mutex-protected state) and the
-    // GObject calls made (property get/set, gst_clock_is_synced) are MT-safe.
+    // Sendable: stored properties are immutable but `syncedConnection` (set once in init) and `limiter` (a Mutex);
+    // `observer` is Sendable (Mutex-protected state) and the GObject calls made (property get/set,
+    // gst_clock_is_synced) are MT-safe.
     public let address: String
     public let port: UInt16
     private let observer = NetClockObserver()
     private let statisticsBus: UnsafeMutablePointer<GstBus>
     private var syncedConnection: SignalConnection?
+    private let limiter = Mutex<RoundTripLimiter?>(nil)
 
     // Defaults: `NetClockTuning.standard` (why, and the figures, there).
     /// Round-trip limit (see `roundTripLimit`).
@@ -190,9 +209,24 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         try self.init(name: name, address: address, port: port, baseTime: baseTime, roundTripLimit: tuning.roundTripLimit,
                       minimumUpdateInterval: tuning.minimumUpdateInterval, pollInterval: tuning.pollInterval,
                       calibrationWindow: tuning.calibrationWindow)
+        if tuning.adaptsRoundTripLimit { adaptRoundTripLimit(.init(ceiling: tuning.roundTripLimit)) }
     }
 
+    /// Lets `policy` set `roundTripLimit` from the exchanges from now on (`RoundTripLimitPolicy`); once per clock.
+    public func adaptRoundTripLimit(_ parameters: RoundTripLimitPolicy.Parameters) {
+        let limiter = RoundTripLimiter(clock: self, parameters: parameters)
+        let previous = self.limiter.withLock { current in
+            defer { current = limiter }
+            return current
+        }
+        previous?.stop()
+    }
+
+    /// The adaptive limit's last choice; nil when the limit is fixed.
+    public var adaptiveRoundTripLimit: Duration? { limiter.withLock { $0 }?.limit }
+
     deinit {
+        limiter.withLock { $0 }?.stop()
         syncedConnection = nil
         // Detach the bus first so the polling thread stops posting to it, then drop the handler (its destroy
         // notify releases the observer's retain) and our bus reference.

@@ -10,13 +10,16 @@ public struct NetClockTuning: Sendable, Equatable {
     public var pollInterval: Duration
     /// Accepted exchanges the calibration's linear regression spans (GStreamer allows 2…1024).
     public var calibrationWindow: Int
+    /// Whether the round-trip limit follows the link (`RoundTripLimitPolicy`, `roundTripLimit` its ceiling).
+    public var adaptsRoundTripLimit: Bool
 
     public init(roundTripLimit: Duration, minimumUpdateInterval: Duration, pollInterval: Duration,
-                calibrationWindow: Int) {
+                calibrationWindow: Int, adaptsRoundTripLimit: Bool = false) {
         self.roundTripLimit = roundTripLimit
         self.minimumUpdateInterval = minimumUpdateInterval
         self.pollInterval = pollInterval
         self.calibrationWindow = min(1024, max(2, calibrationWindow))
+        self.adaptsRoundTripLimit = adaptsRoundTripLimit
     }
 
     // Why these values (issue 17, measured behind Scripts/lib/delay-relay.py's 20 ± 5 ms per direction, 2 busy
@@ -37,7 +40,8 @@ public struct NetClockTuning: Sendable, Equatable {
 
     /// The tuning every `NetClientClock` gets unless told otherwise.
     public static let standard = NetClockTuning(roundTripLimit: .milliseconds(200), minimumUpdateInterval: .milliseconds(5),
-                                                pollInterval: .milliseconds(5), calibrationWindow: 1024)
+                                                pollInterval: .milliseconds(5), calibrationWindow: 1024,
+                                                adaptsRoundTripLimit: true)
     /// The tuning before issue 17's second round (poll 20 ms, window 128): the bench's "before" rows.
     public static let previous = NetClockTuning(roundTripLimit: .milliseconds(200), minimumUpdateInterval: .milliseconds(20),
                                                 pollInterval: .milliseconds(20), calibrationWindow: 128)

@@ -13,7 +13,8 @@
 //       (PULSE_SINK) with pulsesink's defaults unless properties are given.
 //   netclock-baseline probe --clock ADDR:PORT --seconds S [--tuning standard|previous|gstreamer]
 //                           [--minimum-update-interval MS] [--poll-interval MS] [--window N] [--round-trip-limit MS]
-//                           [--limit-after N --limit-margin MS] [--settle-window N] [--settle-spread MS]
+//                           [--adapt-limit yes|no] [--limit-after N --limit-margin MS] [--settle-window N]
+//                           [--settle-spread MS]
 //       the client clock's true error over time with those tunables (Scripts/bench-network's clock section), every
 //       exchange's RTT and own offset error, when it settled (NetClockSettling with that window and spread), and
 //       the process's CPU time.
@@ -100,8 +101,8 @@ func waitForPreroll(_ messages: inout AsyncStream<BusMessage>.Iterator) async th
 /// Measures a NetClientClock's true error: its reading minus the system clock's (CLOCK_MONOTONIC, the provider's
 /// clock, shared by every namespace of this machine), every 25 ms for `--seconds` after it synchronised, with the
 /// tunables given (`--tuning NAME` as the base: standard, previous, gstreamer; each option overrides one value).
-/// `--limit-after N --limit-margin MS` (an experiment): after N exchanges, round-trip-limit = the shortest round
-/// trip seen + MS. Prints "synced MS", "error T_MS ERROR_US" lines, "exchange T_MS RTT_US OFFSET_ERROR_US SYNCED"
+/// `--adapt-limit yes|no` turns `RoundTripLimitPolicy` on or off; `--limit-after N --limit-margin MS` (an
+/// experiment, without the policy): after N exchanges, round-trip-limit = the shortest round trip seen + MS. Prints "synced MS", "error T_MS ERROR_US" lines, "exchange T_MS RTT_US OFFSET_ERROR_US SYNCED"
 /// for every exchange GStreamer reported (its own offset estimate − the truth, 0: one kernel clock), "settled …",
 /// and "cpu MS" (this process's CPU time over the probe: the clock's polling thread and the sampling).
 func probe(_ options: Options) async throws {
@@ -121,6 +122,8 @@ func probe(_ options: Options) async throws {
     if let interval = ms("minimum-update-interval") { tuning.minimumUpdateInterval = interval }
     if let poll = ms("poll-interval") { tuning.pollInterval = poll }
     if let window = options.values["window"].flatMap(Int.init) { tuning.calibrationWindow = window }
+    if let adapt = options.values["adapt-limit"] { tuning.adaptsRoundTripLimit = adapt == "yes" }
+    if options.values["limit-after"] != nil { tuning.adaptsRoundTripLimit = false }   // the experiment sets it alone
     let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started, tuning: tuning)
     let exchanges = RenderLog()
     let limitAfter = options.values["limit-after"].flatMap(Int.init)
@@ -170,6 +173,7 @@ func probe(_ options: Options) async throws {
         guard let at = Int64(parts[0]) else { continue }
         lines.append("exchange \(Double(at - Int64(synced.nanoseconds)) / 1e6) \(parts[1])")
     }
+    if let limit = clock.adaptiveRoundTripLimit { lines.append("limit \(milliseconds(limit))") }
     lines.append("cpu \(Double(nanoseconds(processCPUTime() - cpuAtStart)) / 1e6)")
     say(lines.joined(separator: "\n"))
     withExtendedLifetime(clock) {}
@@ -209,7 +213,7 @@ func play(_ options: Options) async throws {
         let endpoint = try options.string("clock").split(separator: ":")
         guard endpoint.count == 2, let port = UInt16(endpoint[1]) else { throw Failure(description: "--clock ADDR:PORT or local") }
         let started = system.time
-        let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started)
+        let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started, tuning: .standard)
         try await clock.waitForSync(timeout: .seconds(10))
         let rtt = clock.latestStatistics.map { String(format: "%.1f", milliseconds($0.roundTripAverage)) } ?? "?"
         say("synced \(Double((system.time - started).nanoseconds) / 1e6) ms rtt-average \(rtt) ms")
