@@ -219,8 +219,9 @@ class Bench:
                 offsets.append([round((t - onsets[0]) * 1000, 3) for t in onsets])
                 if clock_errors:
                     at = recorded_from + int(click["time"] * 1e9)
-                    errors = [error_at(samples, at) / 1e6 for samples in clock_errors]
-                    if None not in errors:
+                    raw = [error_at(samples, at) for samples in clock_errors]
+                    errors = [e / 1e6 for e in raw if e is not None]
+                    if len(errors) == len(raw):   # a click outside a member's clock log (its start, its end): none
                         early = [-e for e in errors]
                         clock_spreads.append(max(early) - min(early))
                         errors_at.append([round(e, 3) for e in errors])

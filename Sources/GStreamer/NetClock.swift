@@ -254,18 +254,18 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         }
     }
 
-    /// Observations with an RTT above this are discarded. The GStreamer default (1 s) lets a stalled
-    /// exchange through; 200 ms rejects those yet keeps every exchange of a 20 ± 5 ms link (RTT 30–50 ms
-    /// plus scheduling on 2 busy cores) and of ordinary WAN links. The clock also drops exchanges slower than
-    /// twice its running average RTT by itself. A limit just above a known link's RTT (60 ms here) measured
-    /// p99 0.72 ms in one run, within the run-to-run spread, and a member on a slower link would never sync.
+    /// Observations with an RTT above this are discarded (GStreamer then waits 250 ms before its next poll).
+    /// The GStreamer default (1 s) lets a stalled exchange through; 200 ms rejects those yet keeps every exchange
+    /// of ordinary WAN links, and is the ceiling of the adaptive limit (`RoundTripLimitPolicy`, on in
+    /// `NetClockTuning.standard`), which then sets this property itself. The clock also drops exchanges slower
+    /// than twice the median of its last 9 and twice its running average RTT by itself.
     public var roundTripLimit: Duration {
         get { .nanoseconds(Int64((try? get("round-trip-limit", as: Int.self)) ?? 0)) }
         set { setDuration("round-trip-limit", newValue) }
     }
 
-    /// The shortest time between two polls. GStreamer's default is 50 ms; 20 ms lets `pollInterval` be 20 ms
-    /// (~50 small UDP packets a second per member).
+    /// The shortest time between two polls when the round trip is shorter than this (GStreamer's default 50 ms);
+    /// 5 ms lets `pollInterval` be 5 ms on loopback and LANs too (`NetClockTuning`).
     public var minimumUpdateInterval: Duration {
         get { .nanoseconds(Int64((try? get("minimum-update-interval", as: Int.self)) ?? 0)) }
         set { setDuration("minimum-update-interval", newValue) }
@@ -282,10 +282,11 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         return Clock(borrowing: raw)
     }
 
-    /// How often the provider is polled once synchronised (the internal clock's GstClock "timeout"; GStreamer's
-    /// default 100 ms). Polls are never closer than `minimumUpdateInterval`. Faster polls give the regression
-    /// more observations per second: with a jittery link each one's offset is off by half the path asymmetry
-    /// (up to ±5 ms here), and only averaging many brings the error under a millisecond.
+    /// How long after an answer (or a request left unanswered) the next request goes out (the internal clock's
+    /// GstClock "timeout"; GStreamer's default 100 ms); a round trip longer than this has several requests in
+    /// flight. Faster polls fill the regression window sooner: with a jittery link each exchange's offset is off
+    /// by half the path asymmetry (up to ±5 ms behind the bench's relay), and only many bring the error under a
+    /// millisecond (`NetClockTuning`).
     public var pollInterval: Duration {
         get { .nanoseconds(Int64((try? internalClock.get("timeout", as: Int.self)) ?? 0)) }
         set {
@@ -294,11 +295,11 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         }
     }
 
-    /// How many observations the calibration's linear regression spans (GstClock "window-size", default 32):
-    /// a longer window averages more of a jittery link's noise away but follows rate changes more slowly.
-    /// 128 at 20 ms polls spans 2.6 s (measured: window 64 p99 1.15 ms, 128 0.97-1.12 ms, 256 0.76 ms but a
-    /// 5 s span). Like `pollInterval` it belongs to the internal clock, shared by every client clock of the same
-    /// provider in this process: the last value set wins.
+    /// How many observations the calibration's linear regression spans (GstClock "window-size", default 32,
+    /// at most 1024): a longer window averages more of a jittery link's noise away but follows rate changes, and
+    /// forgets a burst of bad exchanges, more slowly (1024 at ~150 exchanges a second: ~7 s; `NetClockTuning`).
+    /// Setting it restarts the calibration. Like `pollInterval` it belongs to the internal clock, shared by every
+    /// client clock of the same provider in this process: the last value set wins.
     public var calibrationWindow: Int {
         get { (try? internalClock.get("window-size", as: Int.self)) ?? 0 }
         set {

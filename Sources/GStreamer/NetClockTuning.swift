@@ -22,21 +22,26 @@ public struct NetClockTuning: Sendable, Equatable {
         self.adaptsRoundTripLimit = adaptsRoundTripLimit
     }
 
-    // Why these values (issue 17, measured behind Scripts/lib/delay-relay.py's 20 ± 5 ms per direction, 2 busy
-    // cores; true error = the clock's reading − CLOCK_MONOTONIC, which every namespace shares). Each exchange's
-    // offset is off by half its path asymmetry: with uniform ± 5 ms per direction that is ±5 ms, σ ≈ 2 ms,
-    // whatever the round trip. GStreamer fits a line through the last `calibrationWindow` exchanges and reads the
-    // clock off that line at *now*, the window's end, where a line's error is about twice its mean's:
-    // σ_now ≈ 2σ/√N. So only the count of exchanges in the window (N) and how fast it fills matter:
-    //  - window 128 (the previous tuning): σ_now ≈ 0.36 ms, p99 ≈ 1 ms per member, as measured (0.97-1.12 ms);
-    //  - window 1024 (GStreamer's maximum): σ_now ≈ 0.13 ms once full;
-    //  - polling every 5 ms instead of 20 fills it 4× faster (~130 accepted exchanges a second behind the relay:
-    //    replies overlap, several requests are in flight), which is what a member joining 0.3-0.4 s after sync
-    //    sees in its first seconds, and 1024 exchanges span ~8 s, short enough to follow real oscillators' drift.
-    // A tighter round-trip limit (near the minimum RTT, where the asymmetry is small) does not pay with
-    // GStreamer's clock: each discarded exchange holds the next poll back 250 ms, and with uniform jitter the
-    // few exchanges it keeps carry less information per second than all of them (see
-    // `Scripts/bench-network --sections clock`: "limit min+…" rows). Figures: ARCHITECTURE.md, net clock.
+    // Why these values (issue 17; `Scripts/bench-network --sections clock`: probes side by side, each behind its own
+    // 20 ± 5 ms relay, 2 busy cores at load 4-13; true error = |the clock's reading − CLOCK_MONOTONIC|, which every
+    // namespace shares; p99 from 0.4 s after sync, when a member joins). Each exchange's offset is off by half its
+    // path asymmetry (σ ≈ 2 ms here). GStreamer fits a line through the last `calibrationWindow` accepted exchanges
+    // and reads the clock off it at *now*, the window's end, where a line's error is about twice its mean's:
+    // σ_now ≈ 2σ/√N. So the count N matters, and how fast the window fills:
+    //  - previous (poll 20 ms, window 128; ~32 exchanges/s): p99 0.78-4.1 ms, median of 9 runs 1.7 ms;
+    //  - poll 5 ms, window 1024 (GStreamer's maximum; ~150 exchanges/s, several requests in flight behind the
+    //    relay, 1024 span ~7 s): median of 12 runs 0.76 ms but up to 3.5 ms: delayed exchanges (a busy machine
+    //    reading an answer late) are off by 3-13 ms and a big window keeps them for its whole span;
+    //  - the same with the adaptive round-trip limit (`RoundTripLimitPolicy`: shortest + 2 × (median − shortest),
+    //    ~50 ms here): median of 8 runs 0.59 ms, at most 0.99 ms;
+    //  - a limit near the shortest round trip (shortest + 3 or 5 ms) does select small asymmetries (exchanges
+    //    within 2 ms of the shortest: 0.1-0.7 ms off, against ~2 ms for the middle of the spread) but is erratic
+    //    (p99 0.32-1.8 ms): GStreamer waits 250 ms after each exchange it discards, so ~17 remain a second;
+    //  - poll 10 ms: 0.69-1.08 ms; window 512 (member rows): worse than 1024.
+    // Costs: the probe's CPU 36-59 ms/s against 14-17 (debug build: per exchange, the statistics handed to Swift),
+    // ~150 small datagrams a second each way; sync unchanged (50-160 ms), settled sooner (40-290 ms after sync
+    // against 440-850). Loopback (no relay): p99 0.02-0.05 ms either way (GStreamer's own 2 × median filter and its
+    // 250 ms pauses keep it at ~20 exchanges a second there).
 
     /// The tuning every `NetClientClock` gets unless told otherwise.
     public static let standard = NetClockTuning(roundTripLimit: .milliseconds(200), minimumUpdateInterval: .milliseconds(5),

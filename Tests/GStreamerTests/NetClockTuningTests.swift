@@ -32,6 +32,8 @@ final class NetClockTuningTests: XCTestCase {
         let standard = NetClockTuning.standard
         XCTAssertLessThanOrEqual(standard.minimumUpdateInterval, standard.pollInterval)
         XCTAssertGreaterThan(standard.roundTripLimit, .milliseconds(50), "a 20 ± 5 ms link's every exchange stays in")
+        XCTAssertTrue(standard.adaptsRoundTripLimit, "the fixed limit is only the adaptive one's ceiling")
+        XCTAssertFalse(NetClockTuning.previous.adaptsRoundTripLimit)
     }
 
     func testTheWindowStaysWithinGStreamersRange() {
