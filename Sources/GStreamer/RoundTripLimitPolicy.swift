@@ -4,7 +4,7 @@
 /// Why: an exchange's offset is off by half its path asymmetry, and the exchanges that hurt most are the ones a
 /// busy machine delayed on one side (the answer read late, the provider's thread late): a round trip well above
 /// the link's usual spread and an offset several ms off (measured behind the 20 ± 5 ms relay: exchanges more than
-/// 20 ms above the shortest round trip were off by 3-13 ms on average, the others by 0.3-2 ms). GStreamer's own
+/// 20 ms above the shortest round trip were off by 3-15 ms on average, the others by 0.3-2 ms). GStreamer's own
 /// filters drop only those above twice the median (~80 ms there). So once `learning` exchanges are seen the limit
 /// becomes shortest + `spreadFactor` × (median − shortest): for a symmetric spread, its whole width above the
 /// shortest — every exchange of the link's own jitter stays in, the delayed ones go. Never below shortest + `floor`
