@@ -15,8 +15,8 @@ import XCTest
 /// as it connects, and that must never take the next tests' daemon with it. (A race in PulseAudio: when the RTSP
 /// RECORD reply comes back before the sink's I/O thread has handled the CONNECTED message posted just before it,
 /// the thread finds a streamable connection without its poll item and fails `pa_assert(pollfd)` at
-/// raop-sink.c:570, SIGABRT. Seen 1 in 30 runs of this test with the machine loaded; see README.) When the daemon
-/// dies, the test says so (signal, end of its log) instead of "no audio".
+/// raop-sink.c:570, SIGABRT; `RAOPConnectRace`.) When the daemon dies, the test says so (signal, end of its log)
+/// instead of "no audio".
 final class AirPlayTests: PulseTestCase {
     private var receiverDirectory: String?
     private var ownDaemon: PulseKillFixture?
@@ -71,6 +71,8 @@ final class AirPlayTests: PulseTestCase {
         let daemon = try XCTUnwrap(ownDaemon).daemon
         try await pulse.loadModule("module-raop-sink",
                              arguments: "server=127.0.0.1:\(port) protocol=UDP encryption=RSA codec=ALAC sink_name=\(sinkName)")
+        // Before any stream reaches the sink (it connects to the receiver when one does): see RAOPConnectRace.
+        try await RAOPConnectRace.shieldIOThread(ofDaemon: try XCTUnwrap(daemon.pid, daemon.death ?? "no daemon pid"))
 
         let routes = try await AudioRoutes.list(client: pulse.client)
         let airplay = try XCTUnwrap(routes.first { $0.sinkName == sinkName }, "\(routes)")
