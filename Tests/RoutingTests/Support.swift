@@ -299,11 +299,14 @@ func angle(ofBackground c: (r: Int, g: Int, b: Int)) -> Int? {
 }
 
 /// A PulseAudio daemon of the test's own (not the shared test daemon), which the test may stop and start again on
-/// the same socket: a null sink as its default sink, anonymous auth.
+/// the same socket: a null sink as its default sink, anonymous auth. Its log (notice level and up, so an assertion
+/// that aborts it is there) goes to `logPath`, started afresh by each `start()`; when the daemon ended by itself,
+/// `death` says how.
 final class PrivatePulseDaemon {
     let directory: URL
     var socket: String { directory.appendingPathComponent("native").path }
     var server: String { "unix:\(socket)" }
+    var logPath: String { directory.appendingPathComponent("pulseaudio.log").path }
     private var process: Process?
 
     init() throws {
@@ -315,19 +318,41 @@ final class PrivatePulseDaemon {
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
     }
 
+    /// The daemon's process id while it runs.
+    var pid: pid_t? { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
     func start() async throws {
         let home = directory.appendingPathComponent("home").path, run = directory.appendingPathComponent("run").path
-        process = try startTool(["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse",
-                                 "XDG_CONFIG_HOME=\(home)",
-                                 "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
-                                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
-                                 "-L", "module-null-sink sink_name=private_sink"])
+        let started = try startTool(["HOME=\(home)", "XDG_RUNTIME_DIR=\(run)", "PULSE_RUNTIME_PATH=\(run)/pulse",
+                                     "XDG_CONFIG_HOME=\(home)",
+                                     "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                                     "--log-target=stderr", "--log-time=yes",
+                                     "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+                                     "-L", "module-null-sink sink_name=private_sink"], output: logPath)
+        process = started
         let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline && started.isRunning {
             if (try? await PulseAudioClient.connect(server: server)) != nil { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw TestFailure("the private PulseAudio daemon did not answer on \(socket)")
+        throw TestFailure("the private PulseAudio daemon did not answer on \(socket)\(death.map { ": \($0)" } ?? "")")
+    }
+
+    /// How the daemon ended when it ended by itself (nil while it runs, and after `stop()`): its exit status or the
+    /// signal that ended it (SIGABRT: a failed pa_assert), and the last lines of its log.
+    var death: String? {
+        guard let process, !process.isRunning else { return nil }
+        let status = process.terminationStatus
+        let how = process.terminationReason == .uncaughtSignal
+            ? "was killed by signal \(status) (\(String(cString: strsignal(status))))" : "exited with status \(status)"
+        return "the test's PulseAudio daemon (pid \(process.processIdentifier)) \(how); the end of its log (\(logPath)):\n"
+            + logTail(lines: 12)
+    }
+
+    /// The last `lines` lines of the daemon's log.
+    func logTail(lines: Int) -> String {
+        guard let data = FileManager.default.contents(atPath: logPath) else { return "(no log at \(logPath))" }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
     func stop() {
