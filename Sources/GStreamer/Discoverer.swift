@@ -91,11 +91,21 @@ public struct MediaInfo: Sendable, Equatable {
         gst_discoverer_stream_info_list_free(list)
         // The discoverer may have finished before a sparse stream's tags came (see StreamLanguageScan): read
         // them from the container for the streams still without a language.
-        if !unnamed.isEmpty {
+        // Not for an HLS playlist: its languages are the playlist's to say (`multiview info` reads its
+        // renditions), and the scan's brief pipeline started and stopped adaptivedemux2 within moments, which in
+        // GStreamer 1.22 can hang the stop for good (the demuxer joins its loop thread, whose main loop never got
+        // the quit: `info` on an HLS master hung 1 run in 3 by hand, and once in a test-repeat run).
+        if !unnamed.isEmpty, !Self.isPlaylist(uri) {
             let found = StreamLanguageScan.languages(uri: uri, wanted: Set(unnamed.values))
             for (index, id) in unnamed { media.streams[index].language = found[id] }
         }
         return media
+    }
+
+    /// Whether `uri` names an HLS playlist (`.m3u8`, a query or fragment after it allowed).
+    static func isPlaylist(_ uri: String) -> Bool {
+        let path = uri.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? uri
+        return path.lowercased().hasSuffix(".m3u8")
     }
 
     private static func codecDescription(_ caps: UnsafeMutablePointer<GstCaps>) -> String {
