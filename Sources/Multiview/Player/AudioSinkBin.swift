@@ -15,7 +15,10 @@ enum AudioSinkBin {
     /// The name of the output while the PulseAudio stream is lost.
     static let lostOutputName = "lost"
 
-    /// The view's audio sink bin with a fresh PulseAudio stream as its output.
+    /// The view's audio sink bin with a fresh PulseAudio stream as its output. The bin's `volume` element
+    /// (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`) without
+    /// touching the stream's volume or mute on the server, which the routing layer and PulseAudio's role-cork
+    /// module own.
     static func make(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
         let bin = try Bin.parse("taginject name=name ! volume name=primer", ghostUnlinkedPads: false)
         guard let naming = bin.child(named: "name"), let primer = bin.child(named: "primer") else {
@@ -49,12 +52,9 @@ enum AudioSinkBin {
         return sink
     }
 
-    /// The output while the PulseAudio stream is lost: renders on the clock, so the view's video and the group's
-    /// timing go on as with sound.
+    /// The output while the PulseAudio stream is lost: the fake audio sink, named so that `output(of:)` finds it.
     static func makeLostOutput() throws -> Element {
-        let sink = try Element(factory: "fakesink", name: lostOutputName)
-        try sink.set("sync", true)
-        return sink
+        try PlayerPipelineBuilder.fakeAudioSink(name: lostOutputName)
     }
 
     /// The bin's current output (the pulsesink, or the fake sink while the stream is lost).

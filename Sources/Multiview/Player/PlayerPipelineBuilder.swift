@@ -54,7 +54,7 @@ enum PlayerPipelineBuilder {
             case .fakeSink:
                 try playbin.set("audio-sink", try fakeAudioSink())
             case .pulse(let device):
-                try playbin.set("audio-sink", try makePulseSink(configuration, device: device))
+                try playbin.set("audio-sink", try AudioSinkBin.make(configuration, device: device))
             }
             try playbin.set("flags", fromString: flags(configuration, subtitles: true))
         } catch let error as GStreamerError {
@@ -78,19 +78,12 @@ enum PlayerPipelineBuilder {
         audioSinkPad.addProbe(.eventDownstream) { info in info.eventName == "tag" ? .drop : .ok }
     }
 
-    /// The audio sink of a view without sound output, or of one whose PulseAudio server went away.
-    static func fakeAudioSink() throws -> Element {
-        let sink = try Element(factory: "fakesink", name: "audiosink")
+    /// The audio sink of a view without sound output (or, named `lost`, the output of a view whose PulseAudio
+    /// stream is lost: see `AudioSinkBin`): renders on the clock, so the view's video and timing go on as with sound.
+    static func fakeAudioSink(name: String = "audiosink") throws -> Element {
+        let sink = try Element(factory: "fakesink", name: name)
         try sink.set("sync", true)
         return sink
-    }
-
-    /// The view's PulseAudio output: the sink bin whose output can be swapped in place (`AudioSinkBin`). The
-    /// bin's `volume` element (passthrough unless muted) silences the samples while the stream is primed
-    /// (`primeAudioStream`) without touching the stream's volume or mute on the server, which the routing layer
-    /// and PulseAudio's role-cork module own.
-    static func makePulseSink(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
-        try AudioSinkBin.make(configuration, device: device)
     }
 
     /// playbin's flags (by nick) for `configuration`; `subtitles` false leaves out "text" (subtitles hidden, their
