@@ -42,29 +42,58 @@ extension PlaybackCoordinationMedium {
             // The group stopped (a pause, a hold) while this participant was on its way: the barrier that did it
             // has told it where to be.
             guard let current = groups[item], current.isPlaying else { return false }
-            guard let media = planner.nextAim(group: current, now: pipelineTime.time) else {
+            let aimedAt = pipelineTime.time, lead = planner.lead
+            guard let media = planner.nextAim(group: current, now: aimedAt) else {
                 throw CoordinationError.participantNotReady(id, .couldNotCatchUp(attempts: planner.attempts))
             }
+            let aim = recordAim(CatchUpAim(participant: id, aimedAt: aimedAt, lead: lead, media: media))
             let elapsed = stopwatch(on: waitClock)
-            try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),
-                                                           expectedItemIdentifier: item, originator: nil))
+            do {
+                try await coordinator.perform(DelegatedCommand(kind: .buffer(itemTime: media, rate: current.rate),
+                                                               expectedItemIdentifier: item, originator: nil))
+            } catch {
+                settleAim(aim, took: nil, .failed)
+                throw error
+            }
             let took = elapsed()
             roster[id]?.lastPrepare = took
-            guard case .start(let startAt) = planner.afterPrepare(at: media, aimedAt: current, group: groups[item],
-                                                                   now: pipelineTime.time, took: took) else { continue }
+            let now = pipelineTime.time
+            let step = planner.afterPrepare(at: media, aimedAt: current, group: groups[item], now: now, took: took)
+            guard case .start(let startAt) = step else {
+                let startAt = groups[item] == current ? current.clockTime(forMedia: media) : nil
+                settleAim(aim, took: took, startAt.map { .tooLate(by: .nanoseconds(Int64(now.nanoseconds) - Int64($0.nanoseconds))) } ?? .groupMoved)
+                continue
+            }
             do {
                 try await coordinator.perform(DelegatedCommand(
                     kind: .play(itemTime: media, rate: current.rate, atClockTime: startAt),
                     expectedItemIdentifier: item, originator: nil))
             } catch CoordinationError.missedStartInstant {
+                settleAim(aim, took: took, .missedStart)
                 planner.missedStart()
                 continue
             }
+            settleAim(aim, took: took, .started(at: startAt))
             await caughtUp(id)
             await coordinator.deliver(.joined(current))
             await broadcastParticipants()
             return true
         }
+    }
+
+    /// Keeps `aim` among the last aims (diagnostics); returns its index for `settleAim`.
+    private func recordAim(_ aim: CatchUpAim) -> Int {
+        if catchUpAims.count >= Self.keptCatchUpAims { catchUpAims.removeFirst(); catchUpAimsDropped += 1 }
+        catchUpAims.append(aim)
+        return catchUpAimsDropped + catchUpAims.count - 1
+    }
+
+    /// What came of the aim `recordAim` numbered `index` (nothing when it is no longer kept).
+    private func settleAim(_ index: Int, took: Duration?, _ outcome: CatchUpAim.Outcome) {
+        let position = index - catchUpAimsDropped
+        guard catchUpAims.indices.contains(position) else { return }
+        catchUpAims[position].took = took
+        catchUpAims[position].outcome = outcome
     }
 
     /// Waits while a barrier prepares `item`'s start (the group is to play, no instant yet; `CatchUpPlanner.join`):

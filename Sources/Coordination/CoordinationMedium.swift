@@ -57,6 +57,11 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     var bringBackTasks: [ParticipantID: Task<Void, Never>] = [:]
     /// The catch-up running for each participant (CoordinationMedium+CatchUp.swift): one at a time.
     var catchUps: [ParticipantID: Task<Bool, any Error>] = [:]
+    /// The last catch-up aims, oldest first (diagnostics: why a view was slow to rejoin).
+    public internal(set) var catchUpAims: [CatchUpAim] = []
+    /// How many aims were dropped from the front of `catchUpAims` (numbers them for `settleAim`).
+    var catchUpAimsDropped = 0
+    static let keptCatchUpAims = 64
 
     var roster = GroupRoster()
     var coordinators: [ParticipantID: PlaybackCoordinator] = [:]

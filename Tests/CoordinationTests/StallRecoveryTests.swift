@@ -135,7 +135,12 @@ final class StallRecoveryTests: XCTestCase {
         }
         let endedNs = set.nowNs
         let back = await eventually(timeout: .seconds(5)) { await set.allPlaying() }
-        check(back, "\(await set.statuses())")
+        let aims = await set.medium.catchUpAims.map(\.description)
+        let preparations = await remote.player.coordinatedPreparations.map(\.description)
+        print("catch-up after the stall (suspension ended at clock \(ClockTime(nanoseconds: endedNs))):\n  " +
+              aims.joined(separator: "\n  ") + "\nthe remote view's preparations:\n  " + preparations.joined(separator: "\n  "))
+        check(back, "not every view playing 5 s after the suspension ended: \(await set.statuses()); catch-up aims " +
+              "(it ended at clock \(ClockTime(nanoseconds: endedNs))): \(aims); preparations \(preparations)")
         let renderingAgain = await set.waitRendering(since: endedNs, views: [2], count: 10)
         XCTAssertTrue(renderingAgain, "the remote view renders nothing after the stall")
         assertPositions(await set.settledPositions(), near: try unwrap(await set.groupTime()), "after the stall")
