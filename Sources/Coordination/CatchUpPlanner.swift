@@ -7,10 +7,11 @@ import GStreamer
 /// The lead is learned from this participant's own preparations: 5/4 of the last one it measured plus 100 ms
 /// (`lead(forPrepare:misses:)`). From the aim to the start the view shows "waiting for coordinated playback": it
 /// prepares for p, then waits lead − p, idle. The former rule (twice p plus 80 ms, doubled after each miss) idled
-/// as long as it prepared: a stalled HTTP view whose last preparation took 2.5 s under load waited 5 s (the
-/// StallRecoveryTests flake, issue 13), and an HLS view after an outage 3–7 s per aim (soak, issue 15). A quarter of
-/// p covers how much one view's preparations differ from one aim to the next; 100 ms the answer's way back and the
-/// start. Preparing too long (the group passed the prepared time) is a miss: it aims again from what that
+/// as long as it prepared: a stalled HTTP view whose start preparation took 2.4 s aimed 4.9 s ahead and started
+/// 4.87 s after its suspension ended (StallRecoveryTests allows 5 s: the flake of issue 13), and the soak's HLS
+/// views aimed 5–7 s ahead (issue 15). A quarter of p covers how much one view's preparations differ from one aim
+/// to the next (StallRecoveryTests, 18 runs under load 3–20: each catch-up's preparation took 0.65–1.09 × the one
+/// measured before it); 100 ms the answer's way back and the start. Preparing too long (the group passed the prepared time) is a miss: it aims again from what that
 /// preparation measured, half of it further ahead per miss so far — so the second aim leaves 7/4 of the time the
 /// first one really took. A command that moved the group meanwhile is no miss: it aims at the new timeline.
 ///
