@@ -40,6 +40,8 @@ public actor Player {
     private nonisolated let multiqueueFloor = MultiqueueFloor(minimum: Player.minimumInterleave)
     /// decodebin3 1.22.0's input faults (a crash at reset, elements left behind): see `DecodebinInputGuard`.
     nonisolated let inputGuard = DecodebinInputGuard()
+    /// adaptivedemux2 1.22.0's abort after a flushing seek: see `AdaptiveDemuxFlushHold`.
+    private nonisolated let adaptiveDemuxHold: AdaptiveDemuxFlushHold
     /// Handlers of element messages (`watchElementMessages`, PlayerElementAccess.swift).
     nonisolated let elementMessageWatchers = ElementMessageWatchers()
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
@@ -97,6 +99,7 @@ public actor Player {
         let playbin = built.pipeline
         self.pipeline = playbin
         self.tileSizeFilter = built.tileSizeFilter
+        self.adaptiveDemuxHold = try AdaptiveDemuxFlushHold(watching: playbin)
         self.externalValve = built.externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
