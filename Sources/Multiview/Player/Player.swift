@@ -402,9 +402,7 @@ public actor Player {
         let deadline = ContinuousClock.now + timeout
         while pipeline.isStateChangePending {
             if let failure { throw failure }
-            if ContinuousClock.now > deadline {
-                throw PlayerError(view: view, cause: .timeout("no preroll after \(timeout)"))
-            }
+            if ContinuousClock.now > deadline { throw prerollTimeout(timeout) }
             try await Task.sleep(for: .milliseconds(5))
         }
         if pipeline.stateChangeFailed {
@@ -420,12 +418,20 @@ public actor Player {
     private func waitForAsyncDoneMessage(timeout: Duration) async throws {
         if let failure { throw failure }
         let ticket = asyncDoneWaiters.ticket()
-        let timer = Task(executorPreference: executor) { [weak self, view] in
+        let timer = Task(executorPreference: executor) { [weak self] in
             try await Task.sleep(for: timeout)
-            await self?.expireWaiter(ticket.id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
+            guard let self else { return }
+            await self.expireWaiter(ticket.id, error: await self.prerollTimeout(timeout))
         }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { asyncDoneWaiters.store($0, for: ticket, failure: failure) }
+    }
+
+    /// A preroll that did not finish, naming the sinks still waiting for their first buffer (which branch is stuck).
+    private func prerollTimeout(_ timeout: Duration) -> PlayerError {
+        let waiting = pipeline.sinksStillPrerolling()
+        let which = waiting.isEmpty ? "" : " (no first buffer yet at \(waiting.joined(separator: ", ")))"
+        return PlayerError(view: view, cause: .timeout("no preroll after \(timeout)\(which)"))
     }
 
     private func expireWaiter(_ id: Int, error: Error) { asyncDoneWaiters.expire(id, error: error) }
