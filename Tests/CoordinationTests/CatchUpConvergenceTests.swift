@@ -36,16 +36,8 @@ final class CatchUpConvergenceTests: XCTestCase {
     /// once; c's catch-up then aims at the new timeline — one preparation more, one start, no preparation at the
     /// seek's target and nothing after it started.
     func testACommandDuringACatchUpGoesOnWithoutItAndTheCatchUpJoinsWhatItMade() async throws {
-        var group = FakeGroup()
-        for id in ["a", "b"] { try await group.add(id) }
-        let a = group.targets[0]
-        try await group.coordinators[0].coordinatePlay()
-        await group.clock.advance(by: .seconds(2))
-        let late = try await group.add("c")
-        late.closeGate()
-        let c = group.coordinators[2], proposer = group.coordinators[0]
-        let join = Task { try await c.join() }
-        await until("c is asked to prepare") { late.waitingAtGate == 1 }
+        let (group, a, late, join) = try await groupWithCCatchingUp()
+        let proposer = group.coordinators[0]
         let seek = Task { try await proposer.coordinateSeek(to: .seconds(10)) }
         await until("the seek started a and b without waiting for c") { a.plays.last?.item == .seconds(10) }
         late.openGate()
@@ -67,16 +59,8 @@ final class CatchUpConvergenceTests: XCTestCase {
     /// The group pauses while c catches up: the pause does not wait for c, and c joins the paused group (prepared
     /// and paused at its time) instead of being left where its aim put it.
     func testAPauseDuringACatchUpGoesOnWithoutItAndItJoinsThePausedGroup() async throws {
-        var group = FakeGroup()
-        for id in ["a", "b"] { try await group.add(id) }
-        let a = group.targets[0]
-        try await group.coordinators[0].coordinatePlay()
-        await group.clock.advance(by: .seconds(2))
-        let late = try await group.add("c")
-        late.closeGate()
-        let c = group.coordinators[2], proposer = group.coordinators[0]
-        let join = Task { try await c.join() }
-        await until("c is asked to prepare") { late.waitingAtGate == 1 }
+        let (group, a, late, join) = try await groupWithCCatchingUp()
+        let proposer = group.coordinators[0]
         let pause = Task { try await proposer.coordinatePause() }
         await until("the pause reached a without waiting for c") { !a.pauses.isEmpty }
         late.openGate()
@@ -89,5 +73,19 @@ final class CatchUpConvergenceTests: XCTestCase {
         XCTAssertEqual(late.startedAt, [], "c was started on a paused group")
         let ready = await group.medium.participants().map(\.isReady)
         XCTAssertEqual(ready, [true, true, true])
+    }
+
+    /// a and b playing for 2 s; c joins late and its catch-up's preparation is held at its gate (open it to go on).
+    private func groupWithCCatchingUp() async throws -> (FakeGroup, a: FakeTarget, late: FakeTarget, join: Task<Void, Error>) {
+        var group = FakeGroup()
+        for id in ["a", "b"] { try await group.add(id) }
+        try await group.coordinators[0].coordinatePlay()
+        await group.clock.advance(by: .seconds(2))
+        let late = try await group.add("c")
+        late.closeGate()
+        let c = group.coordinators[2]
+        let join = Task { try await c.join() }
+        await until("c is asked to prepare") { late.waitingAtGate == 1 }
+        return (group, group.targets[0], late, join)
     }
 }
