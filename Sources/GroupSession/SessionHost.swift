@@ -170,11 +170,21 @@ public actor SessionHost {
     public var memberRoundTrips: [String: Duration] { roundTrips }
     public var memberCount: Int { members.count }
 
-    /// `end` on the host: every member is told the session is over, then the listener closes.
-    public func end(reason: String = "the host ended the session") async {
+    /// `end` on the host: every member is told the session is over, then the listener closes. Returns once every
+    /// member has closed its side (it answers the close frame after reading the end) or `patience` has passed.
+    ///
+    /// Why it waits: a send only queues the frame. Returning at once let the CLI cancel the connections and exit
+    /// with the end still queued, and a member then saw its host lost and stayed to rejoin instead of ending
+    /// (MemberProcessTests, 1 run in 5 of a repeat; `ControlChannelTests` checks the end is there on return).
+    public func end(reason: String = "the host ended the session", patience: Duration = .seconds(2)) async {
         for (_, member) in members.sorted(by: { $0.key < $1.key }) {
             await member.send(.end(.init(reason: reason)))
             await member.close()
+        }
+        let deadline = ContinuousClock.now + patience
+        while !members.isEmpty, ContinuousClock.now < deadline {
+            // `remove` (each member's connection ending) runs on this actor meanwhile.
+            try? await Task.sleep(for: .milliseconds(10))
         }
         try? await listener?.channel.close()
         serving?.cancel()

@@ -107,6 +107,28 @@ final class ControlChannelTests: XCTestCase {
         await host.end()
     }
 
+    /// When `end` returns (the CLI exits right after it), every member has the end message: it is not left queued
+    /// behind a closed connection. Ten sessions in a row, each with two members.
+    func testEveryMemberHasTheEndWhenEndReturns() async throws {
+        for round in 0..<10 {
+            let host = SessionHost(medium: PlaybackCoordinationMedium(),
+                                   configuration: .init(token: "t", items: ["event"], media: [], clock: nil), log: { _ in })
+            let port = try await host.start(host: "127.0.0.1", port: 0)
+            var clients: [RawClient] = []
+            for name in ["a", "b"] {
+                let client = try await RawClient.connect(port: port)
+                await client.peer.send(.hello(.init(token: "t", member: name, capabilities: [])))
+                try await client.waitFor("welcome") { $0.kind == .welcome }
+                clients.append(client)
+            }
+            await host.end()
+            for client in clients {
+                XCTAssertEqual(client.count { $0.kind == .end }, 1,
+                               "round \(round): a member did not have the end when end() returned: \(client.messages.map(\.kind.rawValue))")
+            }
+        }
+    }
+
     func testAWrongTokenClosesTheConnectionAndOthersCanStillJoin() async throws {
         let medium = PlaybackCoordinationMedium()
         let host = SessionHost(medium: medium, configuration: .init(token: "right", items: ["event"], media: [], clock: nil),
