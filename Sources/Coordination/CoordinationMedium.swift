@@ -224,7 +224,18 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
                 try await rejoin(id)
             }
         case .catchUp:
-            try await catchUp(id)
+            do {
+                try await catchUp(id)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // Not on the group's timeline (it gave up aiming, or a preparation failed): left behind, as a
+                // barrier leaves one that is not ready — suspended where the others see it, skipped by commands,
+                // and brought back by the retries. Before, the end of a stall whose catch-up gave up was dropped
+                // (`try?` at the automatic suspension's end) and the view waited, unsaid, for the next command.
+                await leaveBehind([id])
+                throw error
+            }
         }
     }
 

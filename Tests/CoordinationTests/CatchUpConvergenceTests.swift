@@ -36,7 +36,7 @@ final class CatchUpConvergenceTests: XCTestCase {
     /// once; c's catch-up then aims at the new timeline — one preparation more, one start, no preparation at the
     /// seek's target and nothing after it started.
     func testACommandDuringACatchUpGoesOnWithoutItAndTheCatchUpJoinsWhatItMade() async throws {
-        let (group, a, late, join) = try await groupWithCCatchingUp()
+        let (group, a, late, join) = try await FakeGroup.withCCatchingUp()
         let proposer = group.coordinators[0]
         let seek = Task { try await proposer.coordinateSeek(to: .seconds(10)) }
         await until("the seek started a and b without waiting for c") { a.plays.last?.item == .seconds(10) }
@@ -59,7 +59,7 @@ final class CatchUpConvergenceTests: XCTestCase {
     /// The group pauses while c catches up: the pause does not wait for c, and c joins the paused group (prepared
     /// and paused at its time) instead of being left where its aim put it.
     func testAPauseDuringACatchUpGoesOnWithoutItAndItJoinsThePausedGroup() async throws {
-        let (group, a, late, join) = try await groupWithCCatchingUp()
+        let (group, a, late, join) = try await FakeGroup.withCCatchingUp()
         let proposer = group.coordinators[0]
         let pause = Task { try await proposer.coordinatePause() }
         await until("the pause reached a without waiting for c") { !a.pauses.isEmpty }
@@ -75,17 +75,43 @@ final class CatchUpConvergenceTests: XCTestCase {
         XCTAssertEqual(ready, [true, true, true])
     }
 
-    /// a and b playing for 2 s; c joins late and its catch-up's preparation is held at its gate (open it to go on).
-    private func groupWithCCatchingUp() async throws -> (FakeGroup, a: FakeTarget, late: FakeTarget, join: Task<Void, Error>) {
+    /// b back from a stall never prepares in time (each preparation four times the last: every aim misses) and its
+    /// catch-up gives up. It is left behind, as a barrier leaves one that is not ready: suspended where it and the
+    /// others see it, and brought back by the retries once it prepares in time. (Before, the automatic suspension's
+    /// end dropped the failure: b sat unready and unsaid until the next command.)
+    func testACatchUpThatGivesUpLeavesTheParticipantBehindAndTheRetriesBringItBack() async throws {
         var group = FakeGroup()
         for id in ["a", "b"] { try await group.add(id) }
+        let b = group.targets[1]
+        let events = await EventCollector(group.coordinators[1])
+        b.takePreparing(.seconds(1))
         try await group.coordinators[0].coordinatePlay()
         await group.clock.advance(by: .seconds(2))
-        let late = try await group.add("c")
-        late.closeGate()
-        let c = group.coordinators[2]
-        let join = Task { try await c.join() }
-        await until("c is asked to prepare") { late.waitingAtGate == 1 }
-        return (group, group.targets[0], late, join)
+        let suspension = await group.coordinators[1].beginSuspension(for: .stallRecovery)
+        b.takePreparing(.seconds(4), .seconds(16), .seconds(64), .seconds(256), .seconds(1024), .seconds(4096))
+        do {
+            try await suspension.end()
+            XCTFail("the catch-up did not give up")
+        } catch {
+            XCTAssertEqual(error as? CoordinationError,
+                           .participantNotReady(ParticipantID("b"), .couldNotCatchUp(attempts: CatchUpPlanner.maximumAttempts)))
+        }
+        var info = await group.medium.participants()
+        XCTAssertEqual(info[1].suspensionReasons, [.coordinatedPlaybackNotPossible], "b is not shown left behind")
+        XCTAssertFalse(info[1].isReady)
+        await until("b hears it was left behind") { events.transport.contains(.suspensionBegan(.coordinatedPlaybackNotPossible)) }
+
+        // Its preparations are quick again (no more spans): the first retry, 1 s later, brings it back.
+        let startsBefore = b.startedAt.count
+        for _ in 0..<40 where b.startedAt.count == startsBefore {
+            await group.clock.advance(by: .milliseconds(100))
+            await Task.yield()
+        }
+        await until("b takes part again") { await group.medium.participants().map(\.isReady) == [true, true] }
+        let state = try unwrap(await group.medium.groupState(for: "event"))
+        let rejoin = try XCTUnwrap(b.plays.last)
+        XCTAssertEqual(state.clockTime(forMedia: rejoin.item), rejoin.at, "b's start is off the group's timeline")
+        info = await group.medium.participants()
+        XCTAssertEqual(info[1].suspensionReasons, [])
     }
 }

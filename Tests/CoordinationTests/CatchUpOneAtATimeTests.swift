@@ -8,15 +8,8 @@ import XCTest
 /// to its own aim and none was on time for 6–16 s). Fakes and a test clock: no pipeline, no daemon.
 final class CatchUpOneAtATimeTests: XCTestCase {
     func testASecondCatchUpWhileOneRunsSharesItInsteadOfPreparingAgain() async throws {
-        var group = FakeGroup()
-        for id in ["a", "b"] { try await group.add(id) }
-        try await group.coordinators[0].coordinatePlay()
-        await group.clock.advance(by: .seconds(2))
-        let late = try await group.add("c")
-        late.closeGate()
+        let (group, _, late, first) = try await FakeGroup.withCCatchingUp()
         let c = group.coordinators[2]
-        let first = Task { try await c.join() }
-        await until("c is asked to prepare") { late.waitingAtGate == 1 }
         let second = Task { try await c.join() }
         // The second request reaches the medium while the first preparation waits at the gate (real time: the
         // count below holds however late it comes — joined, or nothing to do once c is on the timeline).

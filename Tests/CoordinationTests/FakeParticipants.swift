@@ -53,6 +53,22 @@ struct FakeGroup {
     }
 }
 
+extension FakeGroup {
+    /// a and b playing for 2 s; c joins late and its catch-up's preparation is held at its gate (open it to go on).
+    static func withCCatchingUp() async throws -> (FakeGroup, a: FakeTarget, late: FakeTarget, join: Task<Void, Error>) {
+        var group = FakeGroup()
+        for id in ["a", "b"] { try await group.add(id) }
+        try await group.coordinators[0].coordinatePlay()
+        await group.clock.advance(by: .seconds(2))
+        let late = try await group.add("c")
+        late.closeGate()
+        let c = group.coordinators[2]
+        let join = Task { try await c.join() }
+        await until("c is asked to prepare") { late.waitingAtGate == 1 }
+        return (group, group.targets[0], late, join)
+    }
+}
+
 /// A playback object that answers at once (or when its gate opens), takes the test time it is told to prepare,
 /// and, like the Player, refuses a "play at C" that arrives after C.
 final class FakeTarget: CoordinatedPlaybackTarget {
