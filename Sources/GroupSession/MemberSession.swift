@@ -148,12 +148,19 @@ public actor MemberSession {
                 let link = try await Self.connect(host: host, port: port, token: token, name: name,
                                                   clockTuning: clockTuning, log: log)
                 current = link
+                // The old link's guard stops, and the suspensions it holds end, while the views are between the
+                // two media: left held, a view would ignore the catch-up of its join (told it joined, it played on
+                // alone; with 5 ms polls the new clock often settled before that guard's next look); ended through
+                // a medium, it would rejoin again (through the old one in vain, the new one a second catch-up).
                 let previousGuard = clockGuard
                 clockGuard = nil
-                try await stage?.move(to: link.medium) { await link.waitUntilClockSettled() }
-                // Suspensions the old link's guard holds end now, through the new medium: left held, a view
-                // would stay detached from the group for good.
-                await previousGuard?.stop()
+                if let stage {
+                    try await stage.move(to: link.medium, betweenLinks: { await previousGuard?.stop() }) {
+                        await link.waitUntilClockSettled()
+                    }
+                } else {
+                    await previousGuard?.stop()
+                }
                 startGuard()
                 noticeContinuation.yield(.rejoined(link.welcome.memberID))
                 watch(link)
