@@ -2,10 +2,18 @@ import GStreamer
 
 /// The schedule that puts one participant on a group's running timeline (a late joiner, the end of a suspension,
 /// a participant that missed a start instant): it prepares at the media time the group will be at when it is
-/// ready — aiming `lead` ahead of now, from its last measured preparation — then starts exactly when the group
-/// reaches that time. If preparing took longer than aimed for (the group passed that time, or is about to), it
-/// aims again twice as far ahead — and at least as far as the preparation it just measured needs (twice it plus
-/// 80 ms); if the group moved meanwhile (a command), it aims again at the new timeline, as far as that measure says.
+/// ready — aiming `lead` ahead of now — then starts exactly when the group reaches that time.
+///
+/// The lead is learned from this participant's own preparations: 5/4 of the last one it measured plus 100 ms
+/// (`lead(forPrepare:misses:)`). From the aim to the start the view shows "waiting for coordinated playback": it
+/// prepares for p, then waits lead − p, idle. The former rule (twice p plus 80 ms, doubled after each miss) idled
+/// as long as it prepared: a stalled HTTP view whose start preparation took 2.4 s aimed 4.9 s ahead and started
+/// 4.87 s after its suspension ended (StallRecoveryTests allows 5 s: the flake of issue 13), and the soak's HLS
+/// views aimed 5–7 s ahead (issue 15). A quarter of p covers how much one view's preparations differ from one aim
+/// to the next (StallRecoveryTests, 18 runs under load 3–20: each catch-up's preparation took 0.65–1.09 × the one
+/// measured before it); 100 ms the answer's way back and the start. Preparing too long (the group passed the prepared time) is a miss: it aims again from what that
+/// preparation measured, half of it further ahead per miss so far — so the second aim leaves 7/4 of the time the
+/// first one really took. A command that moved the group meanwhile is no miss: it aims at the new timeline.
 ///
 /// A value the medium steps through; all times are on the pipelines' clock. Pure: no I/O, no clock of its own.
 public struct CatchUpPlanner: Sendable, Equatable {
@@ -13,19 +21,28 @@ public struct CatchUpPlanner: Sendable, Equatable {
     public static let maximumAttempts = 6
     /// A start instant closer than this to now is not sent: "play at" would likely arrive after it.
     public static let minimumStartLead: Duration = .milliseconds(5)
+    /// On top of the expected preparation: the answer's way back and "play at" (a few actor hops).
+    public static let slack: Duration = .milliseconds(100)
 
     /// How far ahead of now the next aim is.
     public private(set) var lead: Duration
     public private(set) var attempts = 0
+    /// Aims that came too late: prepared after the group passed them, or "play at" after the instant.
+    public private(set) var misses = 0
+    /// The preparation the next aim counts on: the last one measured.
+    public private(set) var expectedPrepare: Duration
 
-    /// `lastPrepare`: the participant's last measured seek+preroll; the first aim leaves twice that plus 80 ms.
+    /// `lastPrepare`: the participant's last measured seek+preroll (by a barrier or a catch-up).
     public init(lastPrepare: Duration) {
-        lead = Self.lead(forPrepare: lastPrepare)
+        expectedPrepare = lastPrepare
+        lead = Self.lead(forPrepare: lastPrepare, misses: 0)
     }
 
-    /// The lead a preparation that takes `prepare` needs: twice it (its time varies from one aim to the next)
-    /// plus 80 ms for the answer and the start.
-    public static func lead(forPrepare prepare: Duration) -> Duration { prepare * 2 + .milliseconds(80) }
+    /// The lead for a preparation that takes `prepare`, after `misses` aims that were too late: (5 + 2·misses)/4
+    /// of it, plus `slack`.
+    public static func lead(forPrepare prepare: Duration, misses: Int = 0) -> Duration {
+        prepare * (5 + 2 * misses) / 4 + slack
+    }
 
     /// A group that is paused (or has no start instant yet) is joined by preparing and pausing at its time; only
     /// a running group needs the aiming below.
@@ -65,25 +82,30 @@ public struct CatchUpPlanner: Sendable, Equatable {
     }
 
     /// The participant is prepared at `media`, aimed at when the group was `aimedAt`; `group` is the group now;
-    /// `took`: how long that preparation took, when measured. A reloaded HLS view's last preparation (before its
-    /// server went away) said 0.1 s and each aim took 1–1.5 s: doubling alone missed four aims in a row.
+    /// `took`: how long that preparation took, when measured (the next aims count on it: a reloaded HLS view's
+    /// last preparation before its server went away said 0.1 s, and each aim then took 1–1.5 s).
     public mutating func afterPrepare(at media: ClockTime, aimedAt: GroupState, group: GroupState?,
                                       now: ClockTime, took: Duration? = nil) -> Step {
-        let needed = took.map(Self.lead(forPrepare:)) ?? .zero
-        // The group moved (a command) while it prepared: aim at the new timeline, no further ahead than needed.
+        if let took { expectedPrepare = took }
+        // The group moved (a command) while it prepared: aim at the new timeline, as far as the measure says.
         guard let group, group == aimedAt, let startAt = group.clockTime(forMedia: media) else {
-            lead = max(lead, needed)
+            lead = Self.lead(forPrepare: expectedPrepare, misses: misses)
             return .aimAgain
         }
         guard startAt > now + ClockTime(Self.minimumStartLead) else {
-            lead = max(lead * 2, needed)
+            missed()
             return .aimAgain
         }
         return .start(at: startAt)
     }
 
-    /// "Play at" arrived after the instant: aim again, twice as far ahead.
-    public mutating func missedStart() { lead = lead * 2 }
+    /// "Play at" arrived after the instant: a miss like preparing too long.
+    public mutating func missedStart() { missed() }
+
+    private mutating func missed() {
+        misses += 1
+        lead = Self.lead(forPrepare: expectedPrepare, misses: misses)
+    }
 }
 
 /// `playImmediately`: the proposer starts as soon as it can; its start becomes the group's anchor. Its start

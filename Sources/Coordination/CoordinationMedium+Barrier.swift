@@ -18,7 +18,9 @@ extension PlaybackCoordinationMedium {
     /// it).
     func runBarrier(item: String, target: GroupState, originator: ParticipantID?) async throws {
         let generation = bump(item)
-        let ids = roster.eligible(for: item)
+        // Not those catching up: the barrier would wait for their preparation behind the catch-up's own, start
+        // them, and the catch-up would seek them away again (`catchUpAlone`).
+        let ids = roster.eligible(for: item).filter { !catchingUp.contains($0) }
         roster.setReady(ids, false)
         groups[item] = target   // paused-at-target while preparing: late joiners aim at it
         let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),

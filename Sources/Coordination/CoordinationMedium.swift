@@ -57,6 +57,14 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     var bringBackTasks: [ParticipantID: Task<Void, Never>] = [:]
     /// The catch-up running for each participant (CoordinationMedium+CatchUp.swift): one at a time.
     var catchUps: [ParticipantID: Task<Bool, any Error>] = [:]
+    /// Participants on their way onto the group's timeline: the item's barriers leave them out (their catch-up
+    /// joins whatever the barrier made; CoordinationMedium+CatchUp.swift).
+    var catchingUp: Set<ParticipantID> = []
+    /// The last catch-up aims, oldest first (diagnostics: why a view was slow to rejoin).
+    public internal(set) var catchUpAims: [CatchUpAim] = []
+    /// How many aims were dropped from the front of `catchUpAims` (numbers them for `settleAim`).
+    var catchUpAimsDropped = 0
+    static let keptCatchUpAims = 64
 
     var roster = GroupRoster()
     var coordinators: [ParticipantID: PlaybackCoordinator] = [:]

@@ -304,6 +304,12 @@ public class Bin: Element, @unchecked Sendable {
         }
     }
 
+    /// The names of the sinks (at any depth) whose state change is still pending: during a preroll, the sinks
+    /// that have had no first buffer yet — what a preroll timeout names, so a stuck branch shows which it is.
+    public func sinksStillPrerolling() -> [String] {
+        descendants { $0.isSink && $0.asBin() == nil && $0.isStateChangePending }.map(\.name)
+    }
+
     /// A child (recursing into sub-bins) by name.
     public func child(named name: String) -> Element? {
         guard let raw = gst_bin_get_by_name(bin, name) else { return nil }

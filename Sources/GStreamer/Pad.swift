@@ -78,6 +78,8 @@ public struct PadProbeInfo: Sendable {
     public var size: Int = 0
     /// Event type name ("segment", "eos", …) for event probes.
     public var eventName: String?
+    /// The event's sequence number (the events one seek causes share it), for event probes.
+    public var eventSeqnum: UInt32?
     /// For a segment event: the playback rate it carries (rate × applied rate), so a probe can tell which
     /// timeline the buffers after it belong to.
     public var segmentRate: Double?
@@ -125,6 +127,7 @@ public final class PadProbe: @unchecked Sendable {
                   let data = info.pointee.data {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }
+            swiftInfo.eventSeqnum = UInt32(gst_event_get_seqnum(event))
             if event.pointee.type == GST_EVENT_SEGMENT {
                 var segment: UnsafePointer<GstSegment>?
                 gst_event_parse_segment(event, &segment)

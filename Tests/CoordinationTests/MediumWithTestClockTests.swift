@@ -133,8 +133,8 @@ final class MediumWithTestClockTests: XCTestCase {
         late.takePreparing(.milliseconds(100))
         let joinAt = group.time.time
         try await group.coordinators[2].join()
-        // Never measured: it is assumed to need 150 ms, so it aims 2 × 150 + 80 = 380 ms ahead.
-        let startAt = joinAt + .milliseconds(380)
+        // Never measured: it is assumed to need 150 ms, so it aims 5/4 × 150 + 100 = 287.5 ms ahead.
+        let startAt = joinAt + .milliseconds(287.5)
         let media = ClockTime(nanoseconds: startAt.nanoseconds - anchor.nanoseconds)
         XCTAssertEqual(late.buffers, [media])
         XCTAssertEqual(late.plays.map(\.item), [media])
@@ -145,7 +145,7 @@ final class MediumWithTestClockTests: XCTestCase {
         await until("c hears it joined") { events.transport.contains { if case .joined = $0 { true } else { false } } }
     }
 
-    func testAParticipantTooSlowToPrepareAimsAgainTwiceAsFarAhead() async throws {
+    func testAParticipantTooSlowToPrepareAimsAgainFromWhatItMeasured() async throws {
         var group = FakeGroup()
         for id in ["a", "b"] { try await group.add(id) }
         try await group.coordinators[0].coordinatePlay()
@@ -156,9 +156,9 @@ final class MediumWithTestClockTests: XCTestCase {
         slow.takePreparing(.milliseconds(500), .milliseconds(100))
         let joinAt = group.time.time
         try await group.coordinators[2].join()
-        let firstAim = joinAt + .milliseconds(380)
-        // Twice as far (760 ms), and at least what the 500 ms it took needs: 2 × 500 + 80.
-        let secondAim = joinAt + .milliseconds(500 + 1080)
+        let firstAim = joinAt + .milliseconds(287.5)
+        // It took 500 ms: the second aim leaves 7/4 of that plus 100 ms.
+        let secondAim = joinAt + .milliseconds(500 + 975)
         XCTAssertEqual(slow.buffers, [firstAim, secondAim].map { ClockTime(nanoseconds: $0.nanoseconds - anchor.nanoseconds) })
         XCTAssertEqual(slow.plays.map(\.at), [secondAim], "it was told to start at a passed instant, or not at all")
         XCTAssertEqual(slow.startedAt, [secondAim])
@@ -212,8 +212,9 @@ final class MediumWithTestClockTests: XCTestCase {
         XCTAssertEqual(a.plays.map(\.at), [anchor], "the proposer did not start 15 ms after it was ready")
         let state = try unwrap(await group.medium.groupState(for: "event"))
         XCTAssertEqual(state.anchorClock, anchor, "the proposer's start is not the group's anchor")
-        // b was not waited for: it aims where the group will be 380 ms later, like a late joiner.
-        let joinAt = now + .milliseconds(380)
+        // b was not waited for: it aims where the group will be 287.5 ms later (5/4 × the assumed 150 ms + 100 ms),
+        // like a late joiner.
+        let joinAt = now + .milliseconds(287.5)
         XCTAssertEqual(b.buffers, [ClockTime(nanoseconds: joinAt.nanoseconds - anchor.nanoseconds)])
         XCTAssertEqual(b.plays.map(\.at), [joinAt])
     }

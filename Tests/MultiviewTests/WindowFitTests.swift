@@ -98,7 +98,9 @@ final class WindowFitTests: XCTestCase {
             for p in players where await p.currentStatus.state != .playing { return false }
             return true
         }
-        XCTAssertTrue(playing, "every view reached PLAYING in the window")
+        var seen: [String] = []
+        for p in await stage.currentPlayers { seen.append("\(p.view): \(await p.currentStatus)") }
+        XCTAssertTrue(playing, "every view reached PLAYING in the window: \(seen)")
         let maybeWindow = await stage.gridWindow
         let window = try XCTUnwrap(maybeWindow, "the stage opened no window although a display is up")
         XCTAssertEqual(window.screenWidth, 1920, "Scripts/test starts a 1920x1080 Xvfb")

@@ -32,7 +32,7 @@ final class AirPlayTests: PulseTestCase {
             _ = try? runTool(["bash", RoutingMedia.root.appendingPathComponent("Scripts/airplay-receiver").path, "stop", receiverDirectory])
             try? FileManager.default.removeItem(atPath: receiverDirectory)
         }
-        ownDaemon?.tearDown()
+        await ownDaemon?.tearDown()
         ownDaemon = nil
     }
 

@@ -17,54 +17,53 @@ import XCTest
 final class AudioReplacementRaceTests: XCTestCase {
     func testANewStreamFailingWhileItIsBroughtBackDoesNotFailTheView() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let fixture = try await PulseKillFixture()
-        defer { fixture.tearDown() }
-        let client = try await PulseAudioClient.connect(applicationName: "multiview-tests", server: fixture.daemon.server)
-        let (player, log) = try await fixture.playingView(file: "angle1-wide.mp4")
-        defer { Task { await player.stop() } }
-        let streaming = await eventually(timeout: .seconds(15)) {
-            let inputs = (try? await client.sinkInputs()) ?? []
-            return (await player.position?.seconds ?? 0) > 0.5 && !inputs.isEmpty
-        }
-        let startStatuses = await log.values
-        XCTAssertTrue(streaming, "the view did not play into the daemon: \(startStatuses)")
+        try await withPulseKillFixture { fixture in
+            let client = try await PulseAudioClient.connect(applicationName: "multiview-tests", server: fixture.daemon.server)
+            let (player, log) = try await fixture.playingView(file: "angle1-wide.mp4")
+            let streaming = await eventually(timeout: .seconds(15)) {
+                let inputs = (try? await client.sinkInputs()) ?? []
+                return (await player.position?.seconds ?? 0) > 0.5 && !inputs.isEmpty
+            }
+            let startStatuses = await log.values
+            XCTAssertTrue(streaming, "the view did not play into the daemon: \(startStatuses)")
 
-        // The daemon's only sink goes: the stream is killed, the view goes on with a fake sink.
-        let sinks = try await client.sinks()
-        guard let module = sinks.first(where: { $0.name == "private_sink" })?.ownerModule else {
-            return XCTFail("the private daemon has no private_sink: \(sinks.map(\.name))")
-        }
-        try await client.unloadModule(module)
-        let lost = await eventually(timeout: .seconds(10)) { await player.audioOutputLost }
-        let lossStatuses = await log.values
-        XCTAssertTrue(lost, "the view never noticed that its stream was killed: \(lossStatuses)")
+            // The daemon's only sink goes: the stream is killed, the view goes on with a fake sink.
+            let sinks = try await client.sinks()
+            guard let module = sinks.first(where: { $0.name == "private_sink" })?.ownerModule else {
+                return XCTFail("the private daemon has no private_sink: \(sinks.map(\.name))")
+            }
+            try await client.unloadModule(module)
+            let lost = await eventually(timeout: .seconds(10)) { await player.audioOutputLost }
+            let lossStatuses = await log.values
+            XCTAssertTrue(lost, "the view never noticed that its stream was killed: \(lossStatuses)")
 
-        // The server answers, so the poll brings a new stream up every second, and each fails at once (no sink):
-        // a loss while the replacement is in flight. Three attempts at least.
-        let failedMeanwhile = await eventually(timeout: .seconds(3.5)) { await player.failure != nil }
-        let failure = await player.failure
-        let gapStatuses = await log.values
-        XCTAssertFalse(failedMeanwhile, "the view failed while its new stream kept failing: "
-                       + "\(failure.map { "\($0)" } ?? "-"); statuses \(gapStatuses)")
-        // Each attempt takes the pipeline down and up again (a moment of PAUSED): between attempts it plays.
-        let playingMeanwhile = await eventually(timeout: .seconds(3)) { await player.currentStatus.state == .playing }
-        XCTAssertTrue(playingMeanwhile, "the view stopped playing without its sound: \(gapStatuses)")
+            // The server answers, so the poll brings a new stream up every second, and each fails at once (no sink):
+            // a loss while the replacement is in flight. Three attempts at least.
+            let failedMeanwhile = await eventually(timeout: .seconds(3.5)) { await player.failure != nil }
+            let failure = await player.failure
+            let gapStatuses = await log.values
+            XCTAssertFalse(failedMeanwhile, "the view failed while its new stream kept failing: "
+                           + "\(failure.map { "\($0)" } ?? "-"); statuses \(gapStatuses)")
+            // Each attempt takes the pipeline down and up again (a moment of PAUSED): between attempts it plays.
+            let playingMeanwhile = await eventually(timeout: .seconds(3)) { await player.currentStatus.state == .playing }
+            XCTAssertTrue(playingMeanwhile, "the view stopped playing without its sound: \(gapStatuses)")
 
-        // A sink again: the next attempt gets the stream back and the view plays on, with it.
-        _ = try await client.loadModule("module-null-sink", arguments: "sink_name=private_sink")
-        let back = await eventually(timeout: .seconds(15)) {
-            let lost = await player.audioOutputLost, state = await player.currentStatus.state
-            return !lost && state == .playing
+            // A sink again: the next attempt gets the stream back and the view plays on, with it.
+            _ = try await client.loadModule("module-null-sink", arguments: "sink_name=private_sink")
+            let back = await eventually(timeout: .seconds(15)) {
+                let lost = await player.audioOutputLost, state = await player.currentStatus.state
+                return !lost && state == .playing
+            }
+            let audioEvents = await fixture.audioEvents.values
+            let finalFailure = await player.failure, finalStatuses = await log.values
+            XCTAssertTrue(back, "the view did not get its stream back and play: lost/back \(audioEvents), "
+                          + "failure \(String(describing: finalFailure)), statuses \(finalStatuses)")
+            let before = await player.position?.seconds ?? 0
+            let advanced = await eventually(timeout: .seconds(5)) { (await player.position?.seconds ?? 0) > before + 1 }
+            XCTAssertTrue(advanced, "the view does not advance after getting its stream back (at \(before) s)")
+            let inputs = try await client.sinkInputs()
+            XCTAssertFalse(inputs.isEmpty, "the view plays but has no stream on the daemon")
         }
-        let audioEvents = await fixture.audioEvents.values
-        let finalFailure = await player.failure, finalStatuses = await log.values
-        XCTAssertTrue(back, "the view did not get its stream back and play: lost/back \(audioEvents), "
-                      + "failure \(String(describing: finalFailure)), statuses \(finalStatuses)")
-        let before = await player.position?.seconds ?? 0
-        let advanced = await eventually(timeout: .seconds(5)) { (await player.position?.seconds ?? 0) > before + 1 }
-        XCTAssertTrue(advanced, "the view does not advance after getting its stream back (at \(before) s)")
-        let inputs = try await client.sinkInputs()
-        XCTAssertFalse(inputs.isEmpty, "the view plays but has no stream on the daemon")
     }
 }
 
@@ -74,29 +73,28 @@ extension AudioReplacementRaceTests {
     /// output: CancellationError()". The loss is injected the way a pulsesink error reaches the supervisor.
     func testALossWhileTheStreamIsBeingBroughtBackDoesNotFailTheView() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let fixture = try await PulseKillFixture()
-        defer { fixture.tearDown() }
-        let (player, log) = try await fixture.playingView(file: "angle4-overhead.mp4")
-        defer { Task { await player.stop() } }
-        let playing = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
-        XCTAssertTrue(playing, "the view did not play")
+        try await withPulseKillFixture { fixture in
+            let (player, log) = try await fixture.playingView(file: "angle4-overhead.mp4")
+            let playing = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
+            XCTAssertTrue(playing, "the view did not play")
 
-        // Lost; the daemon answers, so within a second the poll brings a new stream up...
-        await player.audioOutputLost("test: the stream was lost")
-        let returning = await eventually(timeout: .seconds(5)) { await player.audio.reconnecting }
-        XCTAssertTrue(returning, "the stream was never being brought back")
-        // ...and that new stream is lost too while it is being set up.
-        await player.audioOutputLost("test: the new stream failed")
+            // Lost; the daemon answers, so within a second the poll brings a new stream up...
+            await player.audioOutputLost("test: the stream was lost")
+            let returning = await eventually(timeout: .seconds(5)) { await player.audio.reconnecting }
+            XCTAssertTrue(returning, "the stream was never being brought back")
+            // ...and that new stream is lost too while it is being set up.
+            await player.audioOutputLost("test: the new stream failed")
 
-        let failed = await eventually(timeout: .seconds(3)) { await player.failure != nil }
-        let failure = await player.failure, statuses = await log.values
-        XCTAssertFalse(failed, "the view failed: \(failure.map { "\($0)" } ?? "-"); statuses \(statuses)")
-        let back = await eventually(timeout: .seconds(10)) {
-            let lost = await player.audioOutputLost, state = await player.currentStatus.state
-            return !lost && state == .playing
+            let failed = await eventually(timeout: .seconds(3)) { await player.failure != nil }
+            let failure = await player.failure, statuses = await log.values
+            XCTAssertFalse(failed, "the view failed: \(failure.map { "\($0)" } ?? "-"); statuses \(statuses)")
+            let back = await eventually(timeout: .seconds(10)) {
+                let lost = await player.audioOutputLost, state = await player.currentStatus.state
+                return !lost && state == .playing
+            }
+            let finalStatuses = await log.values
+            XCTAssertTrue(back, "the view did not get its stream back and play: \(finalStatuses)")
         }
-        let finalStatuses = await log.values
-        XCTAssertTrue(back, "the view did not get its stream back and play: \(finalStatuses)")
     }
 }
 

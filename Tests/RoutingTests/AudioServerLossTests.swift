@@ -11,39 +11,38 @@ import XCTest
 final class AudioServerLossTests: XCTestCase {
     func testAViewPlaysOnWhenPulseAudioStopsAndGetsItsStreamBackWhenItReturns() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
-        let fixture = try await PulseKillFixture()
-        defer { fixture.tearDown() }
-        let daemon = fixture.daemon, log = fixture.audioEvents
-        let client = try await PulseAudioClient.connect(server: daemon.server)
-        let player = try await fixture.player(number: 1, file: "angle1-wide.mp4")
-        try await player.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
-        try await player.play()
-        defer { Task { await player.stop() } }
-        let streaming = await eventually { ((try? await client.sinkInputs().count) ?? 0) == 1 }
-        XCTAssertTrue(streaming, "the view's stream plays on the private daemon")
+        try await withPulseKillFixture { fixture in
+            let daemon = fixture.daemon, log = fixture.audioEvents
+            let client = try await PulseAudioClient.connect(server: daemon.server)
+            let player = try await fixture.player(number: 1, file: "angle1-wide.mp4")
+            try await player.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
+            try await player.play()
+            let streaming = await eventually { ((try? await client.sinkInputs().count) ?? 0) == 1 }
+            XCTAssertTrue(streaming, "the view's stream plays on the private daemon")
 
-        daemon.stop()
-        let lost = await eventually { await log.values.first == true }
-        XCTAssertTrue(lost, "the view reports the loss of its audio output")
-        try await Task.sleep(for: .milliseconds(800))
-        let p1 = await player.position
-        try await Task.sleep(for: .milliseconds(1000))
-        let p2 = await player.position
-        let failure = await player.failure
-        XCTAssertNil(failure, "losing PulseAudio does not fail the view")
-        let state = await player.currentStatus.state
-        XCTAssertEqual(state, .playing, "video keeps playing")
-        if let p1, let p2 { XCTAssertGreaterThan(p2.seconds - p1.seconds, 0.5, "position advances") } else { XCTFail("no position") }
+            daemon.stop()
+            let lost = await eventually { await log.values.first == true }
+            XCTAssertTrue(lost, "the view reports the loss of its audio output")
+            try await Task.sleep(for: .milliseconds(800))
+            let p1 = await player.position
+            try await Task.sleep(for: .milliseconds(1000))
+            let p2 = await player.position
+            let failure = await player.failure
+            XCTAssertNil(failure, "losing PulseAudio does not fail the view")
+            let state = await player.currentStatus.state
+            XCTAssertEqual(state, .playing, "video keeps playing")
+            if let p1, let p2 { XCTAssertGreaterThan(p2.seconds - p1.seconds, 0.5, "position advances") } else { XCTFail("no position") }
 
-        try await daemon.start()
-        let client2 = try await PulseAudioClient.connect(server: daemon.server)
-        let back = await eventually(timeout: .seconds(10)) { await log.values.last == false }
-        let seen = await log.values
-        XCTAssertTrue(back, "the view reports its audio output back: \(seen)")
-        let streamingAgain = await eventually { ((try? await client2.sinkInputs().count) ?? 0) == 1 }
-        XCTAssertTrue(streamingAgain, "the view's stream is on the restarted daemon")
-        let stateAfter = await player.currentStatus.state
-        XCTAssertEqual(stateAfter, .playing)
+            try await daemon.start()
+            let client2 = try await PulseAudioClient.connect(server: daemon.server)
+            let back = await eventually(timeout: .seconds(10)) { await log.values.last == false }
+            let seen = await log.values
+            XCTAssertTrue(back, "the view reports its audio output back: \(seen)")
+            let streamingAgain = await eventually { ((try? await client2.sinkInputs().count) ?? 0) == 1 }
+            XCTAssertTrue(streamingAgain, "the view's stream is on the restarted daemon")
+            let stateAfter = await player.currentStatus.state
+            XCTAssertEqual(stateAfter, .playing)
+        }
     }
 }
 

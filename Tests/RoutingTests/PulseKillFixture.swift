@@ -8,6 +8,12 @@ import Multiview
 /// until `tearDown()`, and views whose audio goes there, each one's audio-output losses and returns logged in
 /// `audioEvents` (true: lost, false: back).
 ///
+/// Tear-down order matters: every player the fixture made is stopped (awaited) before `PULSE_SERVER` is given back
+/// and the daemon stopped. pulsesink shares one PulseAudio connection per client name in a process; a player still
+/// open on this daemon's connection when it is gone makes every later pulsesink of the process reuse that dead
+/// connection ("Configured audiosink … is not working" at the next test's first play, CI stop 22, when the players
+/// were stopped in a `Task` the test did not wait for). Use `withPulseKillFixture`, which tears down on every exit.
+///
 /// Threading: made, used and torn down by one test method's task; the event readers only touch `audioEvents`
 /// and the status logs (actors).
 final class PulseKillFixture {
@@ -15,6 +21,8 @@ final class PulseKillFixture {
     let audioEvents = AudioEvents()
     private let previousServer: String?
     private var readers: [Task<Void, Never>] = []
+    /// Every player made here, stopped at `tearDown()`.
+    private var players: [Player] = []
 
     init() async throws {
         daemon = try PrivatePulseDaemon()
@@ -30,6 +38,7 @@ final class PulseKillFixture {
         let events = await player.events()
         let log = audioEvents
         readers.append(Task { for await e in events { if case .audioOutput(let lost, _) = e { await log.add(lost) } } })
+        players.append(player)
         return player
     }
 
@@ -60,12 +69,27 @@ final class PulseKillFixture {
         return views
     }
 
-    /// Stops reading events, gives `PULSE_SERVER` back and stops the daemon (call it from a `defer`).
-    func tearDown() {
+    /// Stops the fixture's players (their pulsesinks close their connection to this daemon), stops reading
+    /// events, gives `PULSE_SERVER` back and stops the daemon.
+    func tearDown() async {
+        for player in players { await player.stop() }
+        players = []
         readers.forEach { $0.cancel() }
         if let previousServer { setenv("PULSE_SERVER", previousServer, 1) } else { unsetenv("PULSE_SERVER") }
         daemon.stop()
     }
+}
+
+/// Runs `body` with a new `PulseKillFixture` and tears it down (awaited) however `body` ends.
+func withPulseKillFixture(_ body: (PulseKillFixture) async throws -> Void) async throws {
+    let fixture = try await PulseKillFixture()
+    do {
+        try await body(fixture)
+    } catch {
+        await fixture.tearDown()
+        throw error
+    }
+    await fixture.tearDown()
 }
 
 /// A view's audio-output events in order: true when it lost its output, false when it got it back.

@@ -41,7 +41,7 @@ enum AudioSinkBin {
             throw GStreamerError.missingElement(factory: "pulsesink")
         }
         if let device { try sink.set("device", device) }
-        try sink.set("client-name", "Multiview")
+        try sink.set("client-name", PulseConnectionName.current)
         // multiview.view names the view on the server (the routing layer finds its streams by it).
         let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
             .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()

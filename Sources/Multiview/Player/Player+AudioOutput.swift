@@ -53,6 +53,7 @@ extension Player {
         audio.outputLost = true
         audio.replacements.noteLoss()
         audio.reconnecting = false
+        retireLostConnection()
         if firstLoss { publish(.audioOutput(lost: true, reason: reason)) }
         beginAudioSinkReplacement(pulse: false, at: positionWithoutAudio ?? .zero, resume: machine.target == .playing)
         audio.reconnect?.cancel()
@@ -65,6 +66,14 @@ extension Player {
                 return
             }
         }
+    }
+
+    /// The lost pulsesink's connection is dead: the next stream must not share it (see `PulseConnectionName`).
+    private func retireLostConnection() {
+        guard let bin = (try? pipeline.get("audio-sink", as: Element.self))?.asBin(),
+              let sink = AudioSinkBin.output(of: bin), sink.name == "pulse",
+              let name = try? sink.string(ofProperty: "client-name") else { return }
+        PulseConnectionName.retire(name)
     }
 
     /// Where the view is, asked of its video sink (a position query of the whole pipeline would ask the dead

@@ -1,3 +1,4 @@
+import Foundation
 import GStreamer
 
 /// The coordinated start's state (owned by the `Player` actor).
@@ -7,6 +8,24 @@ struct CoordinatedStartState {
     /// The start made at the end of `prepareCoordinated`, run by the medium or by the next `startCoordinated`;
     /// withdrawn when anything else changes the pipeline first.
     var pendingStart: PreparedSinkStart?
+    /// Where the time of the last few preparations went, oldest first (diagnostics).
+    var preparations: [CoordinatedPreparationTiming] = []
+    /// When the current preparation's flushing seek had prerolled.
+    var seekDone: ContinuousClock.Instant?
+}
+
+/// Where one coordinated preparation's time went: the wait for PAUSED, the flushing seek to its preroll, the wait
+/// for a full buffer (a network view). Kept for diagnostics: a catch-up's aims depend on how long this takes.
+public struct CoordinatedPreparationTiming: Sendable, Equatable, CustomStringConvertible {
+    public var target: ClockTime
+    public var pause: Duration
+    public var seek: Duration
+    public var buffering: Duration
+    public var total: Duration { pause + seek + buffering }
+    public var description: String {
+        "at \(target): " + String(format: "%.3f s (PAUSED %.3f s, seek %.3f s, buffer %.3f s)", total.inSeconds,
+                                  pause.inSeconds, seek.inSeconds, buffering.inSeconds)
+    }
 }
 
 /// The coordination primitives (used by the coordination layer; they never go through the interceptor):
@@ -87,6 +106,8 @@ extension Player {
         try checkNotFailed()
         withdrawPendingStart()
         apply(.coordinatedWaiting(true))
+        let began = ContinuousClock.now
+        coordinated.seekDone = nil
         // PAUSED first, then the seek: seeking while the PLAYING→PAUSED change is still pending can lose the
         // seek under load (the view then keeps its own position). But a view whose data stopped behind a blocked
         // output cannot preroll where it is: its audio sink stopped consuming (a PulseAudio stream that did not
@@ -102,10 +123,12 @@ extension Player {
             }
         }
         if audio.streamNeedsPriming { try await primeAudioStream(timeout: timeout) }
+        let paused = ContinuousClock.now
         var target = time
         if let duration, target >= duration { target = duration - .milliseconds(40) }
         rate = newRate
         try await flushingSeek(to: target, rate: newRate, flags: [.flush, .accurate], timeout: timeout) {
+            self.coordinated.seekDone = ContinuousClock.now
             // A network view is ready only with a full buffer; otherwise it would stall (and be suspended)
             // right after the coordinated start.
             let deadline = ContinuousClock.now + timeout
@@ -113,6 +136,10 @@ extension Player {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+        let done = ContinuousClock.now, seekDone = coordinated.seekDone ?? done
+        let timing = CoordinatedPreparationTiming(target: time, pause: paused - began, seek: seekDone - paused,
+                                                  buffering: done - seekDone)
+        coordinated.preparations = Array((coordinated.preparations + [timing]).suffix(8))
         // Made now, while the group waits for the slowest view anyway, so that the start itself is as short as
         // possible (every view's start must land before the instant; see the medium's start margin).
         coordinated.pendingStart = makeSinkStart()
@@ -129,6 +156,9 @@ extension Player {
     /// How late a "start at C" may arrive and still start (its first frame then shows at most this much late,
     /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
     public static let lateStartTolerance: Duration = .milliseconds(1)
+
+    /// Where the time of the last few coordinated preparations went, oldest first (diagnostics).
+    public var coordinatedPreparations: [CoordinatedPreparationTiming] { coordinated.preparations }
 
     /// The start prepared by the last `prepareCoordinated`, for a coordination medium to run itself (see
     /// `PreparedSinkStart`); nil when there is none (no shared clock, no sinks).

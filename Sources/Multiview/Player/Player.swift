@@ -40,6 +40,8 @@ public actor Player {
     private nonisolated let multiqueueFloor = MultiqueueFloor(minimum: Player.minimumInterleave)
     /// decodebin3 1.22.0's input faults (a crash at reset, elements left behind): see `DecodebinInputGuard`.
     nonisolated let inputGuard = DecodebinInputGuard()
+    /// adaptivedemux2 1.22.0's abort after a flushing seek: see `AdaptiveDemuxFlushHold`.
+    private nonisolated let adaptiveDemuxHold: AdaptiveDemuxFlushHold
     /// Handlers of element messages (`watchElementMessages`, PlayerElementAccess.swift).
     nonisolated let elementMessageWatchers = ElementMessageWatchers()
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
@@ -97,6 +99,7 @@ public actor Player {
         let playbin = built.pipeline
         self.pipeline = playbin
         self.tileSizeFilter = built.tileSizeFilter
+        self.adaptiveDemuxHold = try AdaptiveDemuxFlushHold(watching: playbin)
         self.externalValve = built.externalValve
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
@@ -399,9 +402,7 @@ public actor Player {
         let deadline = ContinuousClock.now + timeout
         while pipeline.isStateChangePending {
             if let failure { throw failure }
-            if ContinuousClock.now > deadline {
-                throw PlayerError(view: view, cause: .timeout("no preroll after \(timeout)"))
-            }
+            if ContinuousClock.now > deadline { throw prerollTimeout(timeout) }
             try await Task.sleep(for: .milliseconds(5))
         }
         if pipeline.stateChangeFailed {
@@ -417,12 +418,20 @@ public actor Player {
     private func waitForAsyncDoneMessage(timeout: Duration) async throws {
         if let failure { throw failure }
         let ticket = asyncDoneWaiters.ticket()
-        let timer = Task(executorPreference: executor) { [weak self, view] in
+        let timer = Task(executorPreference: executor) { [weak self] in
             try await Task.sleep(for: timeout)
-            await self?.expireWaiter(ticket.id, error: PlayerError(view: view, cause: .timeout("no preroll after \(timeout)")))
+            guard let self else { return }
+            await self.expireWaiter(ticket.id, error: await self.prerollTimeout(timeout))
         }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { asyncDoneWaiters.store($0, for: ticket, failure: failure) }
+    }
+
+    /// A preroll that did not finish, naming the sinks still waiting for their first buffer (which branch is stuck).
+    private func prerollTimeout(_ timeout: Duration) -> PlayerError {
+        let waiting = pipeline.sinksStillPrerolling()
+        let which = waiting.isEmpty ? "" : " (no first buffer yet at \(waiting.joined(separator: ", ")))"
+        return PlayerError(view: view, cause: .timeout("no preroll after \(timeout)\(which)"))
     }
 
     private func expireWaiter(_ id: Int, error: Error) { asyncDoneWaiters.expire(id, error: error) }

@@ -37,9 +37,14 @@ enum PlayerPipelineBuilder {
                 // Scaled first (fewer pixels to convert), to the tile's size, letterboxed (videoscale's add-borders)
                 // when the video's shape differs; the tile's tag is the grid window's own label, not burnt in, so it
                 // changes at once even while the view is paused.
+                // No upstream element allocates from ximagesink's pool (identity drops the allocation query):
+                // 1.22's pool makes its images with the sink's X context and does not check that it still
+                // exists: a decoder thread that allocated after the sink had left READY crashed the process
+                // (`ximage_memory_alloc` reading NULL+0x58, once in 30 runs of WindowFitTests). The sink then
+                // copies each tile-sized frame into an image of its own, on its own streaming thread.
                 let bin = try Bin.parse("""
                     videoscale name=in ! capsfilter name=size caps="\(tileCaps(width: target.width, height: target.height))" ! \
-                    videoconvert ! ximagesink name=xsink force-aspect-ratio=false
+                    videoconvert ! identity drop-allocation=true ! ximagesink name=xsink force-aspect-ratio=false
                     """)
                 guard let sink = bin.child(named: "xsink") else {
                     throw GStreamerError.missingElement(factory: "ximagesink")

@@ -192,8 +192,13 @@ public actor Stage {
                     do {
                         try await player.load(source)
                         try await player.play()
+                    } catch let error as PlayerError {
+                        // Failures also arrive as `.failed` events and are reported there. A start that timed out
+                        // is no failure (the pipeline may still get there), so it is said here: else the view
+                        // would sit black with no word.
+                        if case .timeout = error.cause { reporter.error("\(error)") }
                     } catch {
-                        // Failures also arrive as `.failed` events; nothing more to do here.
+                        reporter.error("\(view): \(error)")
                     }
                 })
             }
