@@ -185,12 +185,14 @@ public final class NetClientClock: Clock, @unchecked Sendable {
             try set("round-trip-limit", Int(roundTripLimit.nanosecondsValue))
             try set("minimum-update-interval", Int(minimumUpdateInterval.nanosecondsValue))
             try internalClock.set("timeout", Int(pollInterval.nanosecondsValue))
-            // Setting the window restarts the calibration (GstClock refills it): a second client of a provider this
-            // process already follows (a rejoin within GStreamer's 60 s cache) must not throw away a running one.
-            let shared = internalClock
-            if try shared.get("window-size", as: Int.self) != calibrationWindow {
-                try shared.set("window-size", calibrationWindow)
-            }
+            // Setting the window restarts the regression (GstClock refills it; the calibration in force stays until
+            // the new fit replaces it): a new client clock calibrates from its own exchanges. GStreamer shares one
+            // internal clock between the client clocks of a provider in a process, and keeps it 60 s after the last
+            // is released: a member's new link after a cut (`MemberSession`) would be fitted with the old link's
+            // exchanges too. When the new exchanges sit off the old line by more than GStreamer's bound (a quarter
+            // of the average round trip plus the exchange's own spread: tens of µs on a LAN) none is
+            // "synchronised", and `NetClockSettling` waits until enough new ones outweigh the old (issue 17).
+            try internalClock.set("window-size", calibrationWindow)
             let observer = self.observer
             syncedConnection = try connect("synced") { arguments in
                 // synced(GstClock *clock, gboolean synced)
