@@ -43,8 +43,9 @@ final class NetClockRejoinTests: XCTestCase {
         let last = new.latestStatistics
         let outcome = try XCTUnwrap(settled, "the new link's clock did not settle within 20 s; last statistics: "
                                     + String(describing: last))
-        // A fresh calibration settles after ~10-20 exchanges (4 to start the fit, 8 in a row within bounds).
-        XCTAssertLessThanOrEqual(outcome.observed, 100, "settled only after \(outcome.observed) exchanges (\(outcome))")
+        print("new link's clock settled after \(outcome.observed) exchanges (\(outcome.accepted) synchronised)")
+        // A fresh calibration settles after ~10-25 exchanges (4 to start the fit, 8 in a row within bounds; 12 here).
+        XCTAssertLessThanOrEqual(outcome.observed, 50, "settled only after \(outcome.observed) exchanges (\(outcome))")
         let offset = try XCTUnwrap(last?.localClockOffset, "GStreamer 1.22 posts local-clock-offset")
         let error = offset - Self.shift
         XCTAssertLessThan(error < .zero ? .zero - error : error, .microseconds(300),
