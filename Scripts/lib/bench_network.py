@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clicks  # noqa: E402
+from bench_network_clock import CLOCK_PROBE_S, CLOCK_SETTINGS, LOOPBACK_SETTINGS, probe_row  # noqa: E402
 from bench_network_report import error_at, print_report, read_clock_log, summary  # noqa: E402
 
 MEDIA = [os.path.abspath(p) for p in ("Media/angle1-wide.mp4", "Media/angle2-left.webm", "Media/angle3-right.mkv",
@@ -28,15 +29,6 @@ CHANNELS = len(CHANNEL_MAP)
 # coord-stereo: one stereo null sink (mvnet_st), member 1 panned left and member 2 right by their sink inputs' volumes.
 STEREO_CHANNELS = ["front-left", "front-right"]
 STEREO_PAN = ["100% 0%", "0% 100%"]
-CLOCK_PROBE_S = 15
-# Batches of at most 4 (one namespace each), run side by side over identical relays: name → netclock-baseline flags.
-CLOCK_SETTINGS = [
-    [("gstreamer defaults (1 s, 50, 100, 32)", ["--round-trip-limit", "1000", "--minimum-update-interval", "50",
-                                                "--poll-interval", "100", "--window", "32"]),
-     ("chosen (200 ms, 20, 20, 128)", []),
-     ("window 256", ["--window", "256"]),
-     ("poll 50 ms", ["--poll-interval", "50"])],
-]
 
 
 class BenchError(Exception):
@@ -196,8 +188,9 @@ class Bench:
                 offsets.append([round((t - onsets[0]) * 1000, 3) for t in onsets])
                 if clock_errors:
                     at = recorded_from + int(click["time"] * 1e9)
-                    errors = [error_at(samples, at) / 1e6 for samples in clock_errors]
-                    if None not in errors:
+                    raw = [error_at(samples, at) for samples in clock_errors]
+                    errors = [e / 1e6 for e in raw if e is not None]
+                    if len(errors) == len(raw):   # a click outside a member's clock log (its start, its end): none
                         early = [-e for e in errors]
                         clock_spreads.append(max(early) - min(early))
                         errors_at.append([round(e, 3) for e in errors])
@@ -232,9 +225,10 @@ class Bench:
         seek = (max(first_after_seek) - seek_at) / 1e6 if len(first_after_seek) == n else None
         return summary(spreads), summary(after), seek
 
-    def clock_probe(self, settings, seconds):
-        """One probe per setting, simultaneously, each in its own namespace behind its own relay: the client clock's
-        true error (its reading − CLOCK_MONOTONIC) after it synchronised."""
+    def clock_probe(self, settings, seconds, relayed=True):
+        """One probe per setting, simultaneously, each in its own namespace behind its own relay (or, not relayed,
+        all on 127.0.0.1 in this namespace): the client clock's true error (its reading − CLOCK_MONOTONIC) after it
+        synchronised, and each exchange's own offset error by its round trip."""
         provider = subprocess.Popen([f"{self.binary_dir}/netclock-baseline", "provide", "--address", "127.0.0.1",
                                      "--port", str(free_port())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=self.log, text=True)
@@ -242,23 +236,19 @@ class Bench:
         helpers, probes = [provider], []
         try:
             for k, (name, flags) in enumerate(settings, 1):
-                helpers.append(self.relay(k, udp=[port]))
-                probes.append(subprocess.Popen(["ip", "netns", "exec", namespace(k), f"{self.binary_dir}/netclock-baseline",
-                                                "probe", "--clock", f"{host_address(k)}:{port}", "--seconds", str(seconds),
-                                                *flags], stdout=subprocess.PIPE, stderr=self.log, text=True))
+                if relayed:
+                    helpers.append(self.relay(k, udp=[port]))
+                    where = ["ip", "netns", "exec", namespace(k)]
+                probe = [f"{self.binary_dir}/netclock-baseline", "probe", "--clock",
+                         f"{host_address(k) if relayed else '127.0.0.1'}:{port}", "--seconds", str(seconds), *flags]
+                probes.append(subprocess.Popen((where if relayed else []) + probe, stdout=subprocess.PIPE,
+                                               stderr=self.log, text=True))
             rows = []
             for (name, flags), p in zip(settings, probes):
                 out, _ = p.communicate(timeout=seconds + 30)
                 if p.returncode != 0:
                     raise BenchError(f"clock probe {name} exited with status {p.returncode}")
-                lines = out.splitlines()
-                sync_ms = float(lines[0].split()[1])
-                samples = [(float(l.split()[1]), float(l.split()[2]) / 1000) for l in lines if l.startswith("error ")]
-                late = [abs(e) for t, e in samples if t >= 2000]
-                early = [abs(e) for t, e in samples if t < 2000]
-                settle = max([t for t, e in samples if abs(e) >= 1.0], default=0.0)
-                rows.append({"setting": name, "flags": flags, "sync_ms": sync_ms, "error_after_2s_ms": summary(late),
-                             "error_first_2s_max_ms": max(early) if early else None, "last_error_over_1ms_at_ms": settle})
+                rows.append(probe_row(name, flags, relayed, out, seconds))
             return rows
         finally:
             for p in probes + helpers:
@@ -291,7 +281,7 @@ class Bench:
         its namespace dialling 127.0.0.1 where a relay inside that namespace forwards (delayed) to 10.77.k.1: the
         control channel (TCP) and the net clock (UDP). Run only when this build has the net CLI."""
         binary = f"{self.binary_dir}/multiview"
-        stereo = side == "coord-stereo"
+        stereo = side in ("coord-stereo", "coord-st-prev")
         if stereo and n != 2:
             return {"side": side, "members": n, "not_run": "one stereo sink: 2 members only"}
         probe = subprocess.run([binary, "host", "--help"], capture_output=True, text=True)
@@ -417,6 +407,8 @@ def main():
         print("... clock tunings", file=sys.stderr, flush=True)
         for batch in CLOCK_SETTINGS:
             clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S)
+        for batch in LOOPBACK_SETTINGS:
+            clock_rows += bench.clock_probe(batch, CLOCK_PROBE_S, relayed=False)
     rows = []
     for n in [int(x) for x in args.members.split()] if "rows" in sections else []:
         for side in args.sides.split(","):
@@ -426,6 +418,9 @@ def main():
                 row = bench.coordinated(n, side)
             elif side == "coord-1st-sync":
                 row = bench.coordinated(n, "coord-1st-sync", ["--join-unsettled"])
+            elif side in ("coord-prev", "coord-st-prev"):
+                # The same with the previous net clock tuning (NetClockTuning.previous): before, in the same run.
+                row = bench.coordinated(n, side, ["--net-clock-tuning", "previous"])
             elif side in ("raw-netclock", "uncoordinated"):
                 row = bench.run_baseline(side, n)
             else:

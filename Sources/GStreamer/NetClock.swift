@@ -76,12 +76,15 @@ public struct NetClockStatistics: Sendable, Equatable {
     /// The calibration's offset after this observation: provider time − local time at its reference point
     /// (GStreamer's `local-clock-offset`); nil when the structure has none. It moves while the clock settles.
     public var localClockOffset: Duration?
+    /// This exchange's own offset estimate: the provider's time − the local time at the exchange's midpoint
+    /// (GStreamer's `remote` − `local`); off from the true offset by half the path's asymmetry. nil when absent.
+    public var exchangeOffset: Duration?
 
     public init(synchronised: Bool, roundTrip: Duration, roundTripAverage: Duration, discontinuity: Duration,
-                rSquared: Double, nextPoll: Duration, localClockOffset: Duration? = nil) {
+                rSquared: Double, nextPoll: Duration, localClockOffset: Duration? = nil, exchangeOffset: Duration? = nil) {
         self.synchronised = synchronised; self.roundTrip = roundTrip; self.roundTripAverage = roundTripAverage
         self.discontinuity = discontinuity; self.rSquared = rSquared; self.nextPoll = nextPoll
-        self.localClockOffset = localClockOffset
+        self.localClockOffset = localClockOffset; self.exchangeOffset = exchangeOffset
     }
 
     /// Reads the structure GstNetClientClock posts; nil for any other structure.
@@ -98,9 +101,31 @@ public struct NetClockStatistics: Sendable, Equatable {
               let average = nanoseconds("rtt-average") else { return nil }
         var r2 = 0.0
         if case .double(let v) = structure.fields["r-squared"] { r2 = v }
+        var exchange: Duration?
+        if case .uint(let local) = structure.fields["local"], case .uint(let remote) = structure.fields["remote"] {
+            exchange = .nanoseconds(Int64(bitPattern: remote &- local))
+        }
         self.init(synchronised: synced, roundTrip: rtt, roundTripAverage: average,
                   discontinuity: nanoseconds("discontinuity") ?? .zero, rSquared: r2,
-                  nextPoll: nanoseconds("timeout") ?? .zero, localClockOffset: nanoseconds("local-clock-offset"))
+                  nextPoll: nanoseconds("timeout") ?? .zero, localClockOffset: nanoseconds("local-clock-offset"),
+                  exchangeOffset: exchange)
+    }
+}
+
+extension NetClockStatistics {
+    /// The fields `init?(_ structure:)` reads.
+    private static let fieldNames = ["synchronised", "rtt", "rtt-average", "discontinuity", "r-squared", "timeout",
+                                     "local-clock-offset", "local", "remote"]
+
+    /// Reads GStreamer's structure in place, only the fields used: the clock posts one per exchange (up to ~200 a
+    /// second), and copying all of its 20 fields and serialising it (`Structure(raw)`) cost more than the exchange.
+    init?(reading raw: UnsafePointer<GstStructure>) {
+        guard gst_structure_has_name(raw, "gst-netclock-statistics") != 0 else { return nil }
+        var fields: [String: Structure.Value] = [:]
+        for name in Self.fieldNames {
+            if let value = gst_structure_get_value(raw, name) { fields[name] = Structure.convert(value) }
+        }
+        self.init(Structure(name: "gst-netclock-statistics", fields: fields))
     }
 }
 
@@ -114,26 +139,25 @@ public struct NetClockStatistics: Sendable, Equatable {
 /// through a private bus's sync handler and go into `observer` (its state behind a `Mutex`); the "synced"
 /// signal wakes `waitForSync` callers through the same observer. Nothing here blocks a Swift thread.
 public final class NetClientClock: Clock, @unchecked Sendable {
-    // Sendable: stored properties are immutable; `observer` is Sendable (Mutex-protected state) and the
-    // GObject calls made (property get/set, gst_clock_is_synced) are MT-safe.
+    // Sendable: stored properties are immutable but `syncedConnection` (set once in init) and `limiter` (a Mutex);
+    // `observer` is Sendable (Mutex-protected state) and the GObject calls made (property get/set,
+    // gst_clock_is_synced) are MT-safe.
     public let address: String
     public let port: UInt16
     private let observer = NetClockObserver()
     private let statisticsBus: UnsafeMutablePointer<GstBus>
     private var syncedConnection: SignalConnection?
+    private let limiter = Mutex<RoundTripLimiter?>(nil)
 
-    // The defaults below were chosen with `Scripts/bench-network --sections clock` (one member behind the delay
-    // relay, 20 ± 5 ms each way, 2 busy cores; true error = the clock's reading − CLOCK_MONOTONIC, 2-15 s after
-    // sync): GStreamer's defaults (1 s, 50 ms, poll 100 ms, window 32) p50 0.6-1.3 ms, p99 7-11 ms; polling every
-    // 20 ms with a 128-observation window p50 0.25-0.37 ms, p99 0.97-1.12 ms, synced in 90-170 ms.
+    // Defaults: `NetClockTuning.standard` (why, and the figures, there).
     /// Round-trip limit (see `roundTripLimit`).
-    public static let defaultRoundTripLimit: Duration = .milliseconds(200)
+    public static let defaultRoundTripLimit = NetClockTuning.standard.roundTripLimit
     /// Shortest time between polls (see `minimumUpdateInterval`).
-    public static let defaultMinimumUpdateInterval: Duration = .milliseconds(20)
+    public static let defaultMinimumUpdateInterval = NetClockTuning.standard.minimumUpdateInterval
     /// Poll period once synchronised (see `pollInterval`).
-    public static let defaultPollInterval: Duration = .milliseconds(20)
+    public static let defaultPollInterval = NetClockTuning.standard.pollInterval
     /// Observations in the calibration's regression (see `calibrationWindow`).
-    public static let defaultCalibrationWindow = 128
+    public static let defaultCalibrationWindow = NetClockTuning.standard.calibrationWindow
 
     /// Makes a client of the provider at `address:port`. `baseTime` is the clock's time until it synchronises.
     public init(name: String = "net-client-clock", address: String, port: UInt16,
@@ -161,6 +185,13 @@ public final class NetClientClock: Clock, @unchecked Sendable {
             try set("round-trip-limit", Int(roundTripLimit.nanosecondsValue))
             try set("minimum-update-interval", Int(minimumUpdateInterval.nanosecondsValue))
             try internalClock.set("timeout", Int(pollInterval.nanosecondsValue))
+            // Setting the window restarts the regression (GstClock refills it; the calibration in force stays until
+            // the new fit replaces it): a new client clock calibrates from its own exchanges. GStreamer shares one
+            // internal clock between the client clocks of a provider in a process, and keeps it 60 s after the last
+            // is released: a member's new link after a cut (`MemberSession`) would be fitted with the old link's
+            // exchanges too. When the new exchanges sit off the old line by more than GStreamer's bound (a quarter
+            // of the average round trip plus the exchange's own spread: tens of µs on a LAN) none is
+            // "synchronised", and `NetClockSettling` waits until enough new ones outweigh the old (issue 17).
             try internalClock.set("window-size", calibrationWindow)
             let observer = self.observer
             syncedConnection = try connect("synced") { arguments in
@@ -174,7 +205,30 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         }
     }
 
+    /// Makes a client of the provider at `address:port` with every setting of `tuning`.
+    public convenience init(name: String = "net-client-clock", address: String, port: UInt16, baseTime: ClockTime = .zero,
+                            tuning: NetClockTuning) throws(NetClockError) {
+        try self.init(name: name, address: address, port: port, baseTime: baseTime, roundTripLimit: tuning.roundTripLimit,
+                      minimumUpdateInterval: tuning.minimumUpdateInterval, pollInterval: tuning.pollInterval,
+                      calibrationWindow: tuning.calibrationWindow)
+        if tuning.adaptsRoundTripLimit { adaptRoundTripLimit(.init(ceiling: tuning.roundTripLimit)) }
+    }
+
+    /// Lets `policy` set `roundTripLimit` from the exchanges from now on (`RoundTripLimitPolicy`); once per clock.
+    public func adaptRoundTripLimit(_ parameters: RoundTripLimitPolicy.Parameters) {
+        let limiter = RoundTripLimiter(clock: self, parameters: parameters)
+        let previous = self.limiter.withLock { current in
+            defer { current = limiter }
+            return current
+        }
+        previous?.stop()
+    }
+
+    /// The adaptive limit's last choice; nil when the limit is fixed.
+    public var adaptiveRoundTripLimit: Duration? { limiter.withLock { $0 }?.limit }
+
     deinit {
+        limiter.withLock { $0 }?.stop()
         syncedConnection = nil
         // Detach the bus first so the polling thread stops posting to it, then drop the handler (its destroy
         // notify releases the observer's retain) and our bus reference.
@@ -202,18 +256,18 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         }
     }
 
-    /// Observations with an RTT above this are discarded. The GStreamer default (1 s) lets a stalled
-    /// exchange through; 200 ms rejects those yet keeps every exchange of a 20 ± 5 ms link (RTT 30–50 ms
-    /// plus scheduling on 2 busy cores) and of ordinary WAN links. The clock also drops exchanges slower than
-    /// twice its running average RTT by itself. A limit just above a known link's RTT (60 ms here) measured
-    /// p99 0.72 ms in one run, within the run-to-run spread, and a member on a slower link would never sync.
+    /// Observations with an RTT above this are discarded (GStreamer then waits 250 ms before its next poll).
+    /// The GStreamer default (1 s) lets a stalled exchange through; 200 ms rejects those yet keeps every exchange
+    /// of ordinary WAN links, and is the ceiling of the adaptive limit (`RoundTripLimitPolicy`, on in
+    /// `NetClockTuning.standard`), which then sets this property itself. The clock also drops exchanges slower
+    /// than twice the median of its last 9 and twice its running average RTT by itself.
     public var roundTripLimit: Duration {
         get { .nanoseconds(Int64((try? get("round-trip-limit", as: Int.self)) ?? 0)) }
         set { setDuration("round-trip-limit", newValue) }
     }
 
-    /// The shortest time between two polls. GStreamer's default is 50 ms; 20 ms lets `pollInterval` be 20 ms
-    /// (~50 small UDP packets a second per member).
+    /// The shortest time between two polls when the round trip is shorter than this (GStreamer's default 50 ms);
+    /// 5 ms lets `pollInterval` be 5 ms on loopback and LANs too (`NetClockTuning`).
     public var minimumUpdateInterval: Duration {
         get { .nanoseconds(Int64((try? get("minimum-update-interval", as: Int.self)) ?? 0)) }
         set { setDuration("minimum-update-interval", newValue) }
@@ -230,10 +284,11 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         return Clock(borrowing: raw)
     }
 
-    /// How often the provider is polled once synchronised (the internal clock's GstClock "timeout"; GStreamer's
-    /// default 100 ms). Polls are never closer than `minimumUpdateInterval`. Faster polls give the regression
-    /// more observations per second: with a jittery link each one's offset is off by half the path asymmetry
-    /// (up to ±5 ms here), and only averaging many brings the error under a millisecond.
+    /// How long after an answer (or a request left unanswered) the next request goes out (the internal clock's
+    /// GstClock "timeout"; GStreamer's default 100 ms); a round trip longer than this has several requests in
+    /// flight. Faster polls fill the regression window sooner: with a jittery link each exchange's offset is off
+    /// by half the path asymmetry (up to ±5 ms behind the bench's relay), and only many bring the error under a
+    /// millisecond (`NetClockTuning`).
     public var pollInterval: Duration {
         get { .nanoseconds(Int64((try? internalClock.get("timeout", as: Int.self)) ?? 0)) }
         set {
@@ -242,11 +297,11 @@ public final class NetClientClock: Clock, @unchecked Sendable {
         }
     }
 
-    /// How many observations the calibration's linear regression spans (GstClock "window-size", default 32):
-    /// a longer window averages more of a jittery link's noise away but follows rate changes more slowly.
-    /// 128 at 20 ms polls spans 2.6 s (measured: window 64 p99 1.15 ms, 128 0.97-1.12 ms, 256 0.76 ms but a
-    /// 5 s span). Like `pollInterval` it belongs to the internal clock, shared by every client clock of the same
-    /// provider in this process: the last value set wins.
+    /// How many observations the calibration's linear regression spans (GstClock "window-size", default 32,
+    /// at most 1024): a longer window averages more of a jittery link's noise away but follows rate changes, and
+    /// forgets a burst of bad exchanges, more slowly (1024 at ~150 exchanges a second: ~7 s; `NetClockTuning`).
+    /// Setting it restarts the calibration. Like `pollInterval` it belongs to the internal clock, shared by every
+    /// client clock of the same provider in this process: the last value set wins.
     public var calibrationWindow: Int {
         get { (try? internalClock.get("window-size", as: Int.self)) ?? 0 }
         set {

@@ -113,7 +113,7 @@ final class NetClockObserver: Sendable {
         guard let message, let userData else { return GST_BUS_PASS }
         let observer = Unmanaged<NetClockObserver>.fromOpaque(userData).takeUnretainedValue()
         if message.pointee.type == GST_MESSAGE_ELEMENT, let raw = gst_message_get_structure(message),
-           let statistics = NetClockStatistics(Structure(raw)) {
+           let statistics = NetClockStatistics(reading: raw) {
             observer.record(statistics)
         }
         gst_message_unref(message)

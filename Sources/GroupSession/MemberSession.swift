@@ -31,6 +31,8 @@ public actor MemberSession {
     public nonisolated let port: Int
     private let token: String
     private let name: String
+    /// The net clock settings of every link (`NetClockTuning.standard` unless a bench asks otherwise).
+    private let clockTuning: NetClockTuning
     private let log: @Sendable (String) -> Void
     public private(set) var current: Link {
         didSet { followed.withLock { $0 = current.netClock } }
@@ -43,11 +45,13 @@ public actor MemberSession {
     public nonisolated let notices: AsyncStream<SessionNotice>
     private let noticeContinuation: AsyncStream<SessionNotice>.Continuation
 
-    private init(host: String, port: Int, token: String, name: String, log: @escaping @Sendable (String) -> Void, link: Link) {
+    private init(host: String, port: Int, token: String, name: String, clockTuning: NetClockTuning,
+                 log: @escaping @Sendable (String) -> Void, link: Link) {
         self.host = host
         self.port = port
         self.token = token
         self.name = name
+        self.clockTuning = clockTuning
         self.log = log
         self.current = link
         self.followed = Mutex(link.netClock)
@@ -57,14 +61,16 @@ public actor MemberSession {
     /// Connects, is welcomed, follows the host's clock (synchronised) and builds the medium. Throws
     /// `GroupLinkError.refused(.badToken, …)` for a wrong token, `NetClockError` when the clock does not sync.
     public static func join(host: String, port: Int, token: String, name: String,
+                            clockTuning: NetClockTuning = .standard,
                             log: @escaping @Sendable (String) -> Void) async throws -> MemberSession {
-        let link = try await connect(host: host, port: port, token: token, name: name, log: log)
-        let session = MemberSession(host: host, port: port, token: token, name: name, log: log, link: link)
+        let link = try await connect(host: host, port: port, token: token, name: name, clockTuning: clockTuning, log: log)
+        let session = MemberSession(host: host, port: port, token: token, name: name, clockTuning: clockTuning,
+                                    log: log, link: link)
         await session.watch(link)
         return session
     }
 
-    private static func connect(host: String, port: Int, token: String, name: String,
+    private static func connect(host: String, port: Int, token: String, name: String, clockTuning: NetClockTuning,
                                 log: @escaping @Sendable (String) -> Void) async throws -> Link {
         let member = try await SessionMember.connect(host: host, port: port, token: token, name: name, log: log)
         guard let welcome = await member.welcome else { throw GroupLinkError.notWelcomed }
@@ -73,7 +79,7 @@ public actor MemberSession {
         var settlement: NetClockSettlement?
         if let announced = welcome.clock {
             do {
-                let following = try await SessionClock.follow(announced, sessionHost: host)
+                let following = try await SessionClock.follow(announced, sessionHost: host, tuning: clockTuning)
                 netClock = following.clock
                 settlement = following.settlement
                 clock = following.clock
@@ -139,14 +145,22 @@ public actor MemberSession {
             try? await Task.sleep(for: .seconds(1))
             guard !leaving else { return }
             do {
-                let link = try await Self.connect(host: host, port: port, token: token, name: name, log: log)
+                let link = try await Self.connect(host: host, port: port, token: token, name: name,
+                                                  clockTuning: clockTuning, log: log)
                 current = link
+                // The old link's guard stops, and the suspensions it holds end, while the views are between the
+                // two media: left held, a view would ignore the catch-up of its join (told it joined, it played on
+                // alone; with 5 ms polls the new clock often settled before that guard's next look); ended through
+                // a medium, it would rejoin again (through the old one in vain, the new one a second catch-up).
                 let previousGuard = clockGuard
                 clockGuard = nil
-                try await stage?.move(to: link.medium) { await link.waitUntilClockSettled() }
-                // Suspensions the old link's guard holds end now, through the new medium: left held, a view
-                // would stay detached from the group for good.
-                await previousGuard?.stop()
+                if let stage {
+                    try await stage.move(to: link.medium, betweenLinks: { await previousGuard?.stop() }) {
+                        await link.waitUntilClockSettled()
+                    }
+                } else {
+                    await previousGuard?.stop()
+                }
                 startGuard()
                 noticeContinuation.yield(.rejoined(link.welcome.memberID))
                 watch(link)

@@ -11,23 +11,39 @@ import Synchronization
 /// so the clock runs on its last calibration alone (GStreamer still calls it synced then).
 ///
 /// Threading: the statistics arrive as an `AsyncStream` consumed by one task, which stamps `lastHeard` (a
-/// `Mutex`); a second task judges every 100 ms; the suspensions it holds live in a `Mutex`.
+/// `Mutex`); a second task judges every 100 ms and alone begins and ends suspensions until `stop()`, which waits
+/// for it to finish; the suspensions it holds live in a `Mutex`.
 public final class NetClockGuard: Sendable {
     public static let reason = SuspensionReason("coordinatedPlaybackNotPossible")
     /// As long as the control channel may stay silent (`SessionMember.hostSilenceLimit`): at 20 ms polls that is
     /// some 150 exchanges, and on loopback under load GStreamer drops an exchange as bogus now and then (a round
     /// trip over twice its average), waiting 250 ms before the next.
     public static let silenceLimit: Duration = .seconds(3)
-    private let clock: NetClientClock
+    /// The watched clock, as closures (a `NetClientClock`'s, or a test's): a new statistics stream, GStreamer's
+    /// synchronised flag, the status line.
+    private let statistics: @Sendable () -> AsyncStream<NetClockStatistics>
+    private let isSynchronised: @Sendable () -> Bool
+    private let status: @Sendable () -> String
+    private let limit: Duration
     private let coordinators: @Sendable () -> [PlaybackCoordinator]
     private let report: @Sendable (String) -> Void
     private let held = Mutex<[CoordinatedPlaybackSuspension]>([])
     private let lastHeard = Mutex(ContinuousClock.now)
     private let watchers = Mutex<[Task<Void, Never>]>([])
 
-    public init(clock: NetClientClock, coordinators: @escaping @Sendable () -> [PlaybackCoordinator],
-                report: @escaping @Sendable (String) -> Void) {
-        self.clock = clock
+    public convenience init(clock: NetClientClock, coordinators: @escaping @Sendable () -> [PlaybackCoordinator],
+                            report: @escaping @Sendable (String) -> Void) {
+        self.init(statistics: { clock.statistics() }, isSynchronised: { clock.isSynchronised },
+                  status: { SessionClock.statusLabel(clock) }, coordinators: coordinators, report: report)
+    }
+
+    init(statistics: @escaping @Sendable () -> AsyncStream<NetClockStatistics>, isSynchronised: @escaping @Sendable () -> Bool,
+         status: @escaping @Sendable () -> String, silenceLimit: Duration = NetClockGuard.silenceLimit,
+         coordinators: @escaping @Sendable () -> [PlaybackCoordinator], report: @escaping @Sendable (String) -> Void) {
+        self.statistics = statistics
+        self.isSynchronised = isSynchronised
+        self.status = status
+        self.limit = silenceLimit
         self.coordinators = coordinators
         self.report = report
     }
@@ -35,7 +51,7 @@ public final class NetClockGuard: Sendable {
     deinit { watchers.withLock { $0.forEach { $0.cancel() } } }
 
     public func start() {
-        let statistics = clock.statistics()
+        let statistics = self.statistics()
         lastHeard.withLock { $0 = .now }
         let listener = Task { [weak self] in
             for await _ in statistics {
@@ -47,9 +63,9 @@ public final class NetClockGuard: Sendable {
             var synchronised = true
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(100))
-                guard let self else { return }
+                guard !Task.isCancelled, let self else { return }
                 let silence = ContinuousClock.now - self.lastHeard.withLock { $0 }
-                let now = self.clock.isSynchronised && silence < Self.silenceLimit
+                let now = self.isSynchronised() && silence < self.limit
                 guard now != synchronised else { continue }
                 synchronised = now
                 await self.changed(synchronised: now, silence: silence)
@@ -58,10 +74,14 @@ public final class NetClockGuard: Sendable {
         watchers.withLock { $0 = [listener, judge] }
     }
 
-    /// Stops watching and ends the suspensions it holds (the views rejoin through their current medium): for a
-    /// member that moves to a new link, whose clock gets a guard of its own.
+    /// Stops watching and ends the suspensions it holds (a view rejoins through its medium, if it has one): for a
+    /// member that moves to a new link, whose clock gets a guard of its own. Returns once the judging task has
+    /// finished — a change it was making (suspending the views, or ending their suspensions) is complete and
+    /// none follows — so that no suspension of this guard is left held, or begun, afterwards.
     public func stop() async {
-        watchers.withLock { $0.forEach { $0.cancel() } }
+        let tasks = watchers.withLock { list in defer { list.removeAll() }; return list }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
         await endHeld()
     }
 
@@ -75,13 +95,13 @@ public final class NetClockGuard: Sendable {
 
     private func changed(synchronised: Bool, silence: Duration) async {
         if synchronised {
-            report("group session: \(SessionClock.statusLabel(clock)): the views rejoin the group")
+            report("group session: \(status()): the views rejoin the group")
             await endHeld()
         } else {
-            let why = silence >= Self.silenceLimit
+            let why = silence >= limit
                 ? String(format: "no answer from the host's net clock for %.1f s", Double(silence.components.seconds)
                          + Double(silence.components.attoseconds) / 1e18)
-                : SessionClock.statusLabel(clock)
+                : status()
             report("group session: \(why): the views play on their own until it is back")
             for coordinator in coordinators() {
                 let suspension = await coordinator.beginSuspension(for: Self.reason)

@@ -28,16 +28,19 @@ public final class NetworkCoordinatedStage: PlayerCoordinatedStage, Sendable {
     public var medium: NetworkCoordinationMedium { currentMedium.withLock { $0 } }
 
     /// Moves every view to `medium` (a host that came back: a new link, a new net clock) and joins its group:
-    /// each view leaves the old medium (its pipeline gives the old clock back), adopts the new clock and
-    /// catches up with the group like a late joiner.
-    public func move(to medium: NetworkCoordinationMedium,
+    /// every view leaves the old medium (its pipeline gives the old clock back); then `betweenLinks` runs — what
+    /// the old link held ends there (its clock guard's suspensions: a view without a medium just drops one, where
+    /// through a medium ending it would rejoin); then each view adopts the new clock and, once it has settled,
+    /// catches up with the group like a late joiner. No view may still be suspended when it joins: a suspended
+    /// view ignores the group's commands, so its catch-up would be answered — and reported as joined — while it
+    /// played on by itself.
+    public func move(to medium: NetworkCoordinationMedium, betweenLinks: @Sendable () async -> Void = {},
                      waitUntilClockSettled: @escaping @Sendable () async -> Void = {}) async throws {
         currentMedium.withLock { $0 = medium }
         clockReady.withLock { $0 = waitUntilClockSettled }
-        for coordination in views.all {
-            await coordination.coordinator.disconnect()
-            try await coordination.coordinate(using: medium)
-        }
+        for coordination in views.all { await coordination.coordinator.disconnect() }
+        await betweenLinks()
+        for coordination in views.all { try await coordination.coordinate(using: medium) }
         await waitUntilClockSettled()
         for coordination in views.all {
             try await coordination.coordinator.join()

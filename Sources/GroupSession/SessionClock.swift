@@ -25,11 +25,13 @@ public enum SessionClock {
     /// Follows the host's clock and waits until it is synchronised (GStreamer's first accepted exchange); its
     /// settlement watches every exchange from the first on, so the views can wait for a settled clock before they
     /// join while they preroll. A provider bound to every interface ("0.0.0.0") is reached at the address the
-    /// member dialled for the session. Throws `NetClockError.notSynchronised` after `timeout`.
+    /// member dialled for the session; `tuning` sets the clock (`NetClockTuning`). Throws `NetClockError.notSynchronised` after `timeout`.
     public static func follow(_ announced: WireClockAddress, sessionHost: String, timeout: Duration = .seconds(5),
+                              tuning: NetClockTuning = .standard,
                               settling: NetClockSettling.Criteria = .init()) async throws -> Following {
         let host = ["0.0.0.0", "::", ""].contains(announced.host) ? sessionHost : announced.host
-        let clock = try NetClientClock(name: "group-session-clock", address: host, port: UInt16(clamping: announced.port))
+        let clock = try NetClientClock(name: "group-session-clock", address: host, port: UInt16(clamping: announced.port),
+                                       tuning: tuning)
         let settlement = NetClockSettlement(clock: clock, criteria: settling)
         try await clock.waitForSync(timeout: timeout)
         return Following(clock: clock, settlement: settlement)

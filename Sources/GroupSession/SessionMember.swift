@@ -26,6 +26,9 @@ public actor SessionMember: GroupUplink {
     private var validator = HostMessageValidator()
     private var requests = RequestTable()
     private var welcomeWaiter: CheckedContinuation<GroupMessage.Welcome, any Error>?
+    /// How the handshake ended (welcome or refusal) when it ended before `greet` waited for it: the reply can
+    /// arrive while `greet` is still suspended in sending the hello (on loopback, under load).
+    private var handshakeOutcome: Result<GroupMessage.Welcome, any Error>?
     public private(set) var welcome: GroupMessage.Welcome?
     private weak var medium: NetworkCoordinationMedium?
     private let log: @Sendable (String) -> Void
@@ -80,13 +83,20 @@ public actor SessionMember: GroupUplink {
             try? await Task.sleep(for: .seconds(5))
             await self?.failWelcome(GroupLinkError.notWelcomed)
         }
-        return try await withCheckedThrowingContinuation { welcomeWaiter = $0 }
+        return try await withCheckedThrowingContinuation { continuation in
+            if let handshakeOutcome { continuation.resume(with: handshakeOutcome) } else { welcomeWaiter = continuation }
+        }
     }
 
-    private func failWelcome(_ error: any Error) {
-        welcomeWaiter?.resume(throwing: error)
+    /// Ends the handshake once: the waiting `greet` gets `outcome`, or keeps it for when it waits.
+    private func endHandshake(_ outcome: Result<GroupMessage.Welcome, any Error>) {
+        guard handshakeOutcome == nil else { return }
+        handshakeOutcome = outcome
+        welcomeWaiter?.resume(with: outcome)
         welcomeWaiter = nil
     }
+
+    private func failWelcome(_ error: any Error) { endHandshake(.failure(error)) }
 
     public func attach(_ medium: NetworkCoordinationMedium) { self.medium = medium }
 
@@ -159,8 +169,7 @@ public actor SessionMember: GroupUplink {
         case .welcome(let welcome):
             self.welcome = welcome
             await medium?.hostGroups(welcome.groups.map(\.groupState))
-            welcomeWaiter?.resume(returning: welcome)
-            welcomeWaiter = nil
+            endHandshake(.success(welcome))
         case .prepare(let m):
             perform(m.request, m.participant, DelegatedCommand.fromHost(
                 kind: .buffer(itemTime: ClockTime(nanoseconds: m.itemTimeNs), rate: m.rate),
@@ -197,7 +206,7 @@ public actor SessionMember: GroupUplink {
 
     /// A refusal before the welcome (a wrong token) ends the handshake with that reason.
     private func welcomeFailed(_ error: GroupMessage.ErrorMessage) -> Bool {
-        guard welcome == nil, welcomeWaiter != nil else { return false }
+        guard welcome == nil, handshakeOutcome == nil else { return false }
         failWelcome(GroupLinkError.refused(error.code, error.detail))
         return true
     }

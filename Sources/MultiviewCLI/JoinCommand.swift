@@ -48,6 +48,10 @@ struct Join: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the net clock's readings against this machine's monotonic clock (every 20 ms) to this CSV file at the end (bench).", visibility: .hidden))
     var clockLog: String?
 
+    /// Scripts/bench-network's before row only: the net clock tuning by name (`NetClockTuning.named`).
+    @Option(name: .long, help: ArgumentHelp("Net clock tuning: standard, previous or gstreamer (bench).", visibility: .hidden))
+    var netClockTuning: String = "standard"
+
     @Argument(help: "Media files or URIs (this member's copies of the host's item).")
     var media: [String] = []
 
@@ -62,6 +66,10 @@ struct Join: AsyncParsableCommand {
             reporter.error("\(error)")
             throw ExitCode(64)
         }
+        guard let clockTuning = NetClockTuning.named[netClockTuning] else {
+            reporter.error("join: --net-clock-tuning \(netClockTuning): not one of \(NetClockTuning.named.keys.sorted().joined(separator: ", "))")
+            throw ExitCode(64)
+        }
         guard let token, !token.isEmpty else {
             reporter.error("join: a session token is needed (--token T, as printed by multiview host)")
             throw ExitCode(3)
@@ -73,7 +81,8 @@ struct Join: AsyncParsableCommand {
         let session: MemberSession
         do {
             session = try await MemberSession.join(host: address.host, port: address.port, token: token,
-                                                   name: Self.plainName(name), log: { reporter.line($0) })
+                                                   name: Self.plainName(name), clockTuning: clockTuning,
+                                                   log: { reporter.line($0) })
         } catch GroupLinkError.refused(.badToken, _) {
             reporter.error("join \(self.address): the host refused the session token")
             throw ExitCode(3)

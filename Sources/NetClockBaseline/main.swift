@@ -11,10 +11,13 @@
 //       video frame's render instant (CLOCK_MONOTONIC, shared by every namespace of this machine, and the net
 //       clock's reading) as "pts_ns,monotonic_ns,netclock_ns" lines. Audio goes to the default PulseAudio sink
 //       (PULSE_SINK) with pulsesink's defaults unless properties are given.
-//   netclock-baseline probe --clock ADDR:PORT --seconds S [--minimum-update-interval MS] [--poll-interval MS]
-//                           [--window N] [--round-trip-limit MS] [--settle-window N] [--settle-spread MS]
-//       the client clock's true error over time with those tunables (Scripts/bench-network's clock section), and
-//       when it settled (NetClockSettling with that window and spread).
+//   netclock-baseline probe --clock ADDR:PORT --seconds S [--tuning standard|previous|gstreamer]
+//                           [--minimum-update-interval MS] [--poll-interval MS] [--window N] [--round-trip-limit MS]
+//                           [--adapt-limit yes|no] [--limit-after N --limit-margin MS] [--settle-window N]
+//                           [--settle-spread MS]
+//       the client clock's true error over time with those tunables (Scripts/bench-network's clock section), every
+//       exchange's RTT and own offset error, when it settled (NetClockSettling with that window and spread), and
+//       the process's CPU time.
 import Foundation
 import GStreamer
 import Synchronization
@@ -52,6 +55,10 @@ struct Options {
 
 func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+}
+
+func nanoseconds(_ duration: Duration) -> Int64 {
+    duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
 }
 
 func say(_ line: String) {
@@ -93,21 +100,51 @@ func waitForPreroll(_ messages: inout AsyncStream<BusMessage>.Iterator) async th
 
 /// Measures a NetClientClock's true error: its reading minus the system clock's (CLOCK_MONOTONIC, the provider's
 /// clock, shared by every namespace of this machine), every 25 ms for `--seconds` after it synchronised, with the
-/// tunables given. Prints "synced MS", then "error T_MS ERROR_US" lines.
+/// tunables given (`--tuning NAME` as the base: standard, previous, gstreamer; each option overrides one value).
+/// `--adapt-limit yes|no` turns `RoundTripLimitPolicy` on or off; `--limit-after N --limit-margin MS` (an
+/// experiment, without the policy): after N exchanges, round-trip-limit = the shortest round trip seen + MS. Prints "synced MS", "error T_MS ERROR_US" lines, "exchange T_MS RTT_US OFFSET_ERROR_US SYNCED"
+/// for every exchange GStreamer reported (its own offset estimate − the truth, 0: one kernel clock), "settled …",
+/// and "cpu MS" (this process's CPU time over the probe: the clock's polling thread and the sampling).
 func probe(_ options: Options) async throws {
     let endpoint = try options.string("clock").split(separator: ":")
     guard endpoint.count == 2, let port = UInt16(endpoint[1]) else { throw Failure(description: "--clock ADDR:PORT") }
     let seconds = try options.number("seconds")
     let system = Clock.systemClock()
     let started = system.time
+    let cpuAtStart = processCPUTime()
     func ms(_ name: String) -> Duration? { options.values[name].flatMap(Double.init).map { .microseconds(Int64($0 * 1000)) } }
-    let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started,
-                                   roundTripLimit: ms("round-trip-limit") ?? NetClientClock.defaultRoundTripLimit,
-                                   minimumUpdateInterval: ms("minimum-update-interval") ?? NetClientClock.defaultMinimumUpdateInterval)
-    if let poll = ms("poll-interval") { clock.pollInterval = poll }
-    if let window = options.values["window"].flatMap(Int.init) { clock.calibrationWindow = window }
-    let criteria = NetClockSettling.Criteria(window: options.values["settle-window"].flatMap(Int.init) ?? 16,
-                                             spread: ms("settle-spread") ?? NetClockSettling.Criteria().spread)
+    var tuning = NetClockTuning.standard
+    if let name = options.values["tuning"] {
+        guard let named = NetClockTuning.named[name] else { throw Failure(description: "--tuning \(name): not one of \(NetClockTuning.named.keys.sorted())") }
+        tuning = named
+    }
+    if let limit = ms("round-trip-limit") { tuning.roundTripLimit = limit }
+    if let interval = ms("minimum-update-interval") { tuning.minimumUpdateInterval = interval }
+    if let poll = ms("poll-interval") { tuning.pollInterval = poll }
+    if let window = options.values["window"].flatMap(Int.init) { tuning.calibrationWindow = window }
+    if let adapt = options.values["adapt-limit"] { tuning.adaptsRoundTripLimit = adapt == "yes" }
+    if options.values["limit-after"] != nil { tuning.adaptsRoundTripLimit = false }   // the experiment sets it alone
+    let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started, tuning: tuning)
+    let exchanges = RenderLog()
+    let limitAfter = options.values["limit-after"].flatMap(Int.init)
+    let limitMargin = ms("limit-margin") ?? .milliseconds(10)
+    let exchangeWatch = Task {
+        var seen = 0
+        var shortest = Duration.seconds(3600)
+        for await statistics in clock.statistics() {
+            let at = system.time.nanoseconds
+            seen += 1
+            shortest = min(shortest, statistics.roundTrip)
+            if let limitAfter, seen == limitAfter { clock.roundTripLimit = shortest + limitMargin }
+            let offset = statistics.exchangeOffset.map { String(Double(nanoseconds($0)) / 1e3) } ?? "nan"
+            let line = "\(at) \(Double(nanoseconds(statistics.roundTrip)) / 1e3) \(offset) \(statistics.synchronised ? 1 : 0)"
+            exchanges.lines.withLock { $0.append(line) }
+        }
+    }
+    defer { exchangeWatch.cancel() }
+    let members = NetClockSettling.Criteria()   // what a group member waits for
+    let criteria = NetClockSettling.Criteria(window: options.values["settle-window"].flatMap(Int.init) ?? members.window,
+                                             spread: ms("settle-spread") ?? members.spread)
     let settlement = NetClockSettlement(clock: clock, criteria: criteria)
     let settledAt = Mutex<UInt64?>(nil)
     let settleWatch = Task {
@@ -131,8 +168,22 @@ func probe(_ options: Options) async throws {
         // ms after sync (negative: settled before the first "synced" signal was seen), accepted observations.
         lines.append("settled \(Double(Int64(at) - Int64(synced.nanoseconds)) / 1e6) \(outcome.accepted) \(milliseconds(outcome.spread))")
     }
+    for line in exchanges.lines.withLock({ $0 }) {
+        let parts = line.split(separator: " ", maxSplits: 1)
+        guard let at = Int64(parts[0]) else { continue }
+        lines.append("exchange \(Double(at - Int64(synced.nanoseconds)) / 1e6) \(parts[1])")
+    }
+    if let limit = clock.adaptiveRoundTripLimit { lines.append("limit \(milliseconds(limit))") }
+    lines.append("cpu \(Double(nanoseconds(processCPUTime() - cpuAtStart)) / 1e6)")
     say(lines.joined(separator: "\n"))
     withExtendedLifetime(clock) {}
+}
+
+/// This process's CPU time so far (CLOCK_PROCESS_CPUTIME_ID: every thread, GStreamer's included).
+func processCPUTime() -> Duration {
+    var now = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+    return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
 }
 
 /// The clock a member plays on: the provider's time over the network (one base time for all), or its own
@@ -162,7 +213,7 @@ func play(_ options: Options) async throws {
         let endpoint = try options.string("clock").split(separator: ":")
         guard endpoint.count == 2, let port = UInt16(endpoint[1]) else { throw Failure(description: "--clock ADDR:PORT or local") }
         let started = system.time
-        let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started)
+        let clock = try NetClientClock(address: String(endpoint[0]), port: port, baseTime: started, tuning: .standard)
         try await clock.waitForSync(timeout: .seconds(10))
         let rtt = clock.latestStatistics.map { String(format: "%.1f", milliseconds($0.roundTripAverage)) } ?? "?"
         say("synced \(Double((system.time - started).nanoseconds) / 1e6) ms rtt-average \(rtt) ms")

@@ -17,6 +17,20 @@ final class NetClockStatisticsTests: XCTestCase {
         XCTAssertEqual(statistics.rSquared, 0.99)
         XCTAssertEqual(statistics.nextPoll, .milliseconds(20))
         XCTAssertEqual(statistics.localClockOffset, .microseconds(-1500))
+        XCTAssertNil(statistics.exchangeOffset, "no local/remote fields")
+    }
+
+    func testTheExchangesOwnOffsetIsRemoteMinusLocal() throws {
+        let fields: [String: Structure.Value] = [
+            "synchronised": .bool(true), "rtt": .uint(41_000_000), "rtt-average": .uint(40_000_000),
+            "local": .uint(5_000_300_000), "remote": .uint(5_000_000_000),
+        ]
+        let behind = try XCTUnwrap(NetClockStatistics(Structure(name: "gst-netclock-statistics", fields: fields)))
+        XCTAssertEqual(behind.exchangeOffset, .microseconds(-300))
+        var ahead = fields
+        ahead["remote"] = .uint(5_002_000_000)
+        XCTAssertEqual(NetClockStatistics(Structure(name: "gst-netclock-statistics", fields: ahead))?.exchangeOffset,
+                       .milliseconds(1) + .microseconds(700))
     }
 
     func testOtherStructuresAndIncompleteOnesAreNotStatistics() {

@@ -68,6 +68,23 @@ final class NetClockTests: XCTestCase {
         XCTAssertEqual(client.calibrationWindow, 64)
     }
 
+    /// A tuning reaches GStreamer whole (the internal clock's poll and window too), and every exchange reports its
+    /// own offset estimate, which on loopback (one system clock both ends) is near zero.
+    func testATuningIsAppliedWholeAndExchangesReportTheirOwnOffsets() async throws {
+        let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
+        let client = try NetClientClock(address: "127.0.0.1", port: provider.port, tuning: .previous)
+        XCTAssertEqual(client.roundTripLimit, NetClockTuning.previous.roundTripLimit)
+        XCTAssertEqual(client.minimumUpdateInterval, NetClockTuning.previous.minimumUpdateInterval)
+        XCTAssertEqual(client.pollInterval, NetClockTuning.previous.pollInterval)
+        XCTAssertEqual(client.calibrationWindow, NetClockTuning.previous.calibrationWindow)
+        var iterator = client.statistics().makeAsyncIterator()
+        try await client.waitForSync(timeout: .seconds(defaultTimeout))
+        let next = await iterator.next()
+        let observation = try XCTUnwrap(next, "statistics arrive while the clock polls")
+        let offset = try XCTUnwrap(observation.exchangeOffset, "GStreamer 1.22 posts local and remote")
+        XCTAssertLessThan(offset < .zero ? .zero - offset : offset, .milliseconds(5), "one system clock on both ends")
+    }
+
     func testWaitingForAProviderThatDoesNotAnswerTimesOut() async throws {
         let provider = try NetTimeProvider(clock: .systemClock(), address: "127.0.0.1", port: 0)
         provider.isActive = false

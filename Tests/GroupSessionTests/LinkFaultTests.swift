@@ -245,7 +245,7 @@ final class LinkFaultTests: XCTestCase {
     }
 
     /// The member's frames against the host's, same media time, both rendered after `after`: within 20 ms.
-    private static func assertAligned(_ member: [MemberProcessTests.Frame], with host: [MemberProcessTests.Frame],
+    static func assertAligned(_ member: [MemberProcessTests.Frame], with host: [MemberProcessTests.Frame],
                                       after: UInt64, _ event: String, file: StaticString = #filePath, line: UInt = #line) {
         let skews = MemberProcessTests.skews(member: member.filter { $0.renderClockNs > after },
                                              host: host.filter { $0.renderClockNs > after }, after: 0)

@@ -1,0 +1,106 @@
+import Coordination
+import GStreamer
+@testable import GroupSession
+import Synchronization
+import TestSupport
+import XCTest
+
+/// `NetClockGuard` alone, with a statistics stream the test feeds, coordinators without a medium behind fake targets
+/// and a 200 ms silence limit: no clock, no socket, no pipeline; well under a second.
+final class NetClockGuardTests: XCTestCase {
+    private let reason = NetClockGuard.reason
+
+    /// A value several tasks touch (the guard's report, the test).
+    private final class Shared<Value: Sendable>: Sendable {
+        private let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
+        var current: Value { value.withLock { $0 } }
+        func update(_ change: @Sendable (inout Value) -> Void) { value.withLock { change(&$0) } }
+    }
+
+    private struct Watched {
+        let guarded: NetClockGuard
+        let coordinators: [PlaybackCoordinator]
+        let statistics: AsyncStream<NetClockStatistics>.Continuation
+        let lines: Shared<[String]>
+    }
+
+    private func watch(_ count: Int, onFirstSuspension: (@Sendable (NetClockGuard) async -> Void)? = nil) async -> Watched {
+        let coordinators = (1...count).map {
+            PlaybackCoordinator(id: ParticipantID("view\($0)"), defaultIdentifier: "event",
+                                target: NetworkMediumTests.RecordingTarget())
+        }
+        let (stream, continuation) = AsyncStream<NetClockStatistics>.makeStream()
+        let lines = Shared<[String]>([])
+        let guarded = NetClockGuard(statistics: { stream }, isSynchronised: { true }, status: { "net clock synced" },
+                                    silenceLimit: .milliseconds(200), coordinators: { coordinators },
+                                    report: { line in lines.update { $0.append(line) } })
+        if let onFirstSuspension {
+            let events = await coordinators[0].events()
+            Task {
+                for await event in events {
+                    if case .suspensionBegan = event { await onFirstSuspension(guarded); return }
+                }
+            }
+        }
+        guarded.start()
+        return Watched(guarded: guarded, coordinators: coordinators, statistics: continuation, lines: lines)
+    }
+
+    private func reasons(_ coordinators: [PlaybackCoordinator]) async -> [[SuspensionReason]] {
+        var all: [[SuspensionReason]] = []
+        for coordinator in coordinators { all.append(await coordinator.suspensionReasons) }
+        return all
+    }
+
+    private static let exchange = NetClockStatistics(synchronised: true, roundTrip: .microseconds(80),
+                                                     roundTripAverage: .microseconds(80), discontinuity: .zero,
+                                                     rSquared: 1, nextPoll: .milliseconds(5))
+
+    private static func feed(_ statistics: AsyncStream<NetClockStatistics>.Continuation) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                statistics.yield(exchange)
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    func testASilentClockSuspendsEveryViewAndExchangesAgainEndTheSuspensions() async throws {
+        let watched = await watch(2)
+        let suspended = await eventually(timeout: .seconds(5)) {
+            await self.reasons(watched.coordinators) == [[self.reason], [self.reason]]
+        }
+        let afterSilence = await reasons(watched.coordinators)
+        XCTAssertTrue(suspended, "both views suspended after the silence: \(afterSilence)")
+        XCTAssertTrue(watched.lines.current.contains { $0.contains("no answer from the host's net clock") },
+                      "\(watched.lines.current)")
+
+        // The clock answers again: an exchange every 10 ms, as a clock polling fast does.
+        let feeder = Self.feed(watched.statistics)
+        let back = await eventually(timeout: .seconds(5)) { await self.reasons(watched.coordinators) == [[], []] }
+        feeder.cancel()
+        let afterExchange = await reasons(watched.coordinators)
+        XCTAssertTrue(back, "an exchange ended the suspensions: \(afterExchange)")
+        XCTAssertTrue(watched.lines.current.contains { $0.contains("the views rejoin the group") })
+        await watched.guarded.stop()
+    }
+
+    /// `MemberSession` stops the old link's guard between two media, then joins the views to the new one: a
+    /// suspension the guard was still making then (one view suspended, the next one not yet) must be ended too,
+    /// or that view ignores its join's catch-up.
+    func testStopWaitsForASuspensionUnderWayAndLeavesNoneHeld() async throws {
+        let stopped = Shared(false)
+        let watched = await watch(3) { guarded in
+            await guarded.stop()
+            stopped.update { $0 = true }
+        }
+        let done = await eventually(timeout: .seconds(5)) { stopped.current }
+        XCTAssertTrue(done, "the guard suspended a view and was stopped meanwhile")
+        let left = await reasons(watched.coordinators)
+        XCTAssertEqual(left, [[], [], []], "no view is left suspended once stop() returned")
+        XCTAssertEqual(watched.lines.current.filter { $0.contains("no answer") }.count, 1,
+                       "one suspension of the views, made whole before the stop: \(watched.lines.current)")
+        watched.statistics.finish()
+    }
+}
