@@ -30,12 +30,7 @@ final class HostReturnTests: XCTestCase {
         let host = try SessionProcess(name, ["host", "--listen", "0.0.0.0:\(wanted)", "--headless", "--token", token]
                                          + (renderLog.map { ["--render-log", $0] } ?? []) + [Self.angle1],
                                       directory: directory)
-        var port = 0
-        try await host.waitFor("listening line", timeout: .seconds(30)) { _, err in
-            guard let range = err.range(of: #"listening on 0\.0\.0\.0:(\d+)"#, options: .regularExpression) else { return false }
-            port = Int(err[range].split(separator: ":").last ?? "") ?? 0
-            return port > 0
-        }
+        let port = try await host.waitForListeningPort(on: "0.0.0.0", timeout: .seconds(30))
         try await host.waitForPlaying(1, timeout: .seconds(30))
         return (host, port)
     }

@@ -21,12 +21,7 @@ final class LinkFaultTests: XCTestCase {
     private func startHost(_ directory: TemporaryDirectory, renderLog: String) async throws -> (SessionProcess, Int) {
         let host = try SessionProcess("host", ["host", "--listen", "0.0.0.0:0", "--headless", "--token", token,
                                                "--render-log", renderLog, Self.angle1], directory: directory)
-        var port = 0
-        try await host.waitFor("listening line", timeout: .seconds(30)) { _, err in
-            guard let range = err.range(of: #"listening on 0\.0\.0\.0:(\d+)"#, options: .regularExpression) else { return false }
-            port = Int(err[range].split(separator: ":").last ?? "") ?? 0
-            return port > 0
-        }
+        let port = try await host.waitForListeningPort(on: "0.0.0.0", timeout: .seconds(30))
         try await host.waitForPlaying(1, timeout: .seconds(30))
         return (host, port)
     }

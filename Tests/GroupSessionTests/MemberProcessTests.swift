@@ -21,12 +21,7 @@ final class MemberProcessTests: XCTestCase {
         let host = try SessionProcess(name, ["host", "--listen", "127.0.0.1:\(wanted)", "--headless", "--token", token]
                                          + (renderLog.map { ["--render-log", $0] } ?? []) + [Self.angle1, Self.angle2],
                                       directory: directory)
-        var port = 0
-        try await host.waitFor("listening line") { _, err in
-            guard let range = err.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return false }
-            port = Int(err[range].split(separator: ":").last ?? "") ?? 0
-            return port > 0
-        }
+        let port = try await host.waitForListeningPort(on: "127.0.0.1")
         try await host.waitForPlaying(2)
         return (host, port)
     }

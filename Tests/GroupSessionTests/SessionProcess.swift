@@ -40,6 +40,18 @@ final class SessionProcess: @unchecked Sendable {
 
     /// Waits until `condition` holds for the output so far; fails naming the process and its output otherwise.
     @discardableResult
+    /// A host's port, from its "listening on ADDRESS:PORT" line (`address` as given to `--listen`, e.g. 0.0.0.0).
+    func waitForListeningPort(on address: String, timeout: Duration = .seconds(15)) async throws -> Int {
+        let pattern = "listening on " + NSRegularExpression.escapedPattern(for: address) + #":(\d+)"#
+        var port = 0
+        try await waitFor("listening line", timeout: timeout) { _, err in
+            guard let range = err.range(of: pattern, options: .regularExpression) else { return false }
+            port = Int(err[range].split(separator: ":").last ?? "") ?? 0
+            return port > 0
+        }
+        return port
+    }
+
     func waitFor(_ what: String, timeout: Duration = .seconds(15), _ condition: (_ stdout: String, _ stderr: String) -> Bool)
         async throws -> String {
         let met = await eventually(timeout: timeout) { condition(stdout, stderr) }
