@@ -19,14 +19,15 @@ enum AudioSinkBin {
     /// (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`) without
     /// touching the stream's volume or mute on the server, which the routing layer and PulseAudio's role-cork
     /// module own.
-    static func make(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
+    static func make(_ configuration: PlayerConfiguration, device: String?,
+                     server: PulseServerInstance.Presence) throws -> Element {
         let bin = try Bin.parse("taginject name=name ! volume name=primer", ghostUnlinkedPads: false)
         guard let naming = bin.child(named: "name"), let primer = bin.child(named: "primer") else {
             throw GStreamerError.missingElement(factory: "taginject/volume")
         }
         let quoted = configuration.view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
         try naming.set("tags", "title=\"\(quoted)\"")
-        let sink = try makePulseStream(configuration, device: device)
+        let sink = try makePulseStream(configuration, device: device, server: server)
         try bin.add(sink)
         try primer.link(sink)
         try bin.addGhostPad(named: "sink", target: try naming.staticPad("sink"))
@@ -34,14 +35,16 @@ enum AudioSinkBin {
     }
 
     /// The view's pulsesink. pulsesink names its stream after the title tag ("Playback Stream" without one), so
-    /// the bin's taginject gives every view's stream the view's name in pactl/pavucontrol.
-    static func makePulseStream(_ configuration: PlayerConfiguration, device: String?) throws -> Element {
+    /// the bin's taginject gives every view's stream the view's name in pactl/pavucontrol. `server` is the daemon
+    /// that answers now: its client name keeps the sink off a dead daemon's shared connection (`PulseConnectionName`).
+    static func makePulseStream(_ configuration: PlayerConfiguration, device: String?,
+                                server: PulseServerInstance.Presence) throws -> Element {
         let sink: Element
         do { sink = try Element(factory: "pulsesink", name: "pulse") } catch {
             throw GStreamerError.missingElement(factory: "pulsesink")
         }
         if let device { try sink.set("device", device) }
-        try sink.set("client-name", "Multiview")
+        try sink.set("client-name", PulseConnectionName.name(for: server))
         // multiview.view names the view on the server (the routing layer finds its streams by it).
         let extra = configuration.audioStreamProperties.sorted { $0.key < $1.key }
             .map { ",\($0.key)=(string)\"\($0.value)\"" }.joined()

@@ -26,6 +26,8 @@ struct AudioOutputState {
     var streamNeedsPriming = false
     /// Holds the video sink's input while the audio stream is primed.
     var primingVideoHold: PadProbe?
+    /// The PulseAudio daemon the current pulsesink was made for (see `Player.pulseStreamIsCurrent`).
+    var pulseServer: PulseServerInstance.Presence = .unknown
 }
 
 private struct AudioSinkReplacementSuperseded: Error {}
@@ -65,6 +67,20 @@ extension Player {
                 return
             }
         }
+    }
+
+    /// Whether the view may play its PulseAudio stream: true unless the daemon its pulsesink connected to is no
+    /// longer the one that answers (killed, or killed and restarted). Then the stream is treated as lost now (a
+    /// fake sink, a new stream once the daemon takes streams) and false is returned: a dead stream brought to
+    /// PLAYING deadlocks GStreamer 1.22's pulsesink (see `PulseServerInstance`). A view without a pulsesink in
+    /// its pipeline, or whose output is already being replaced, has nothing to check.
+    func pulseStreamIsCurrent() -> Bool {
+        guard case .pulse = configuration.audio, failure == nil, !audio.outputLost,
+              audio.pulseServer != .unknown else { return true }
+        let now = PulseServerInstance.probe()
+        guard now != audio.pulseServer, now != .unknown else { return true }
+        audioOutputLost(now == .unreachable ? "PulseAudio does not answer" : "PulseAudio restarted: the view's stream was on the old daemon")
+        return false
     }
 
     /// Where the view is, asked of its video sink (a position query of the whole pipeline would ask the dead
@@ -121,7 +137,8 @@ extension Player {
             guard let bin = (try? pipeline.get("audio-sink", as: Element.self))?.asBin() else {
                 throw PlayerError(view: view, cause: .output("the view has no audio sink bin to replace its output in"))
             }
-            let output = pulse ? try AudioSinkBin.makePulseStream(configuration, device: device)
+            let server = pulse ? PulseServerInstance.probe() : .unknown
+            let output = pulse ? try AudioSinkBin.makePulseStream(configuration, device: device, server: server)
                                : try AudioSinkBin.makeLostOutput()
             // The guard and follower belong to the output that leaves (the guard reads through a pointer to that
             // sink, freed with it: arming it for the next PLAYING crashed in libgstpulseaudio).
@@ -131,6 +148,7 @@ extension Player {
             // Only the bin's output changes: no source, demuxer or decoder task is stopped (see `AudioSinkBin`).
             try AudioSinkBin.replaceOutput(of: bin, with: output)
             audio.replacements.sinkReplaced()
+            audio.pulseServer = server
             if pulse, audio.followsSharedClock { followSharedClock(output) }
             // Not waited for: the old output may have stopped the streams (its error went upstream), so the video
             // sink may have nothing to preroll until the flushing seek below starts them again.

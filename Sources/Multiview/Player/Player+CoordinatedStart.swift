@@ -105,6 +105,8 @@ extension Player {
                                        whenPrepared: (@Sendable (PreparedSinkStart?) -> Void)?) async throws {
         try checkNotFailed()
         withdrawPendingStart()
+        // Prepared here, started by the group: a dead daemon's stream must not get that far (`PulseServerInstance`).
+        guard pulseStreamIsCurrent() else { throw refusedForLostAudioOutput(.playing) }
         apply(.coordinatedWaiting(true))
         let began = ContinuousClock.now
         coordinated.seekDone = nil

@@ -101,6 +101,7 @@ public actor Player {
         self.tileSizeFilter = built.tileSizeFilter
         self.adaptiveDemuxHold = try AdaptiveDemuxFlushHold(watching: playbin)
         self.externalValve = built.externalValve
+        self.audio.pulseServer = built.pulseServer
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
         let flow = videoFlow
@@ -191,6 +192,8 @@ public actor Player {
     /// waits for it, but its result is handled: a refusal means the pipeline is broken; the bus then carries the
     /// classified cause, and the view fails with it or, when none comes within `errorGrace`, with the refusal.
     private func requestPipelineState(_ state: ElementState) {
+        // A dead daemon's stream is replaced (and the view resumed by the replacement), never played.
+        if state == .playing && !pulseStreamIsCurrent() { return }
         do {
             switch try pipeline.setState(state) {
             case .success, .async, .noPreroll: if state == .null { inputGuard.pipelineStopped(pipeline) }
@@ -364,6 +367,9 @@ public actor Player {
         completeCoordinatedStart()
         let losses = audio.replacements.losses
         apply(.changeState(to: state))
+        // A dead daemon's stream is not played: it is replaced, and the replacement plays the view (the target
+        // is PLAYING now), so the play is taken, not refused.
+        if state == .playing && !pulseStreamIsCurrent() { return }
         let result: StateChangeResult
         do {
             result = try pipeline.setState(state)

@@ -11,6 +11,8 @@ enum PlayerPipelineBuilder {
         var tileSizeFilter: Element?
         /// The valve in front of the external display branch (nil without one).
         var externalValve: Element?
+        /// The PulseAudio daemon the view's pulsesink was made for (`.unknown` without one).
+        var pulseServer: PulseServerInstance.Presence = .unknown
     }
 
     static func build(_ configuration: PlayerConfiguration) throws(PlayerError) -> Built {
@@ -59,7 +61,8 @@ enum PlayerPipelineBuilder {
             case .fakeSink:
                 try playbin.set("audio-sink", try fakeAudioSink())
             case .pulse(let device):
-                try playbin.set("audio-sink", try AudioSinkBin.make(configuration, device: device))
+                built.pulseServer = PulseServerInstance.probe()
+                try playbin.set("audio-sink", try AudioSinkBin.make(configuration, device: device, server: built.pulseServer))
             }
             try playbin.set("flags", fromString: flags(configuration, subtitles: true))
         } catch let error as GStreamerError {

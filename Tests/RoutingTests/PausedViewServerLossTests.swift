@@ -1,0 +1,57 @@
+import Foundation
+import GStreamer
+import Multiview
+import TestSupport
+import XCTest
+@testable import Routing
+
+/// PulseAudio dies and returns while one view plays and another is paused (uncoordinated: the user paused it).
+/// The paused view's sink writes nothing, so nothing tells it its stream died; it keeps its connection to the dead
+/// daemon open. pulsesink shares one connection per client name in a process, so the playing view's new stream
+/// must not be made on that dead connection: it gets its stream back on the new daemon while the other stays paused,
+/// and the paused view plays with a stream of its own once played. Real pipelines, the test's own daemon.
+final class PausedViewServerLossTests: XCTestCase {
+    func testAPlayingViewGetsItsStreamBackWhileAnotherViewIsPausedOnTheDeadServer() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try await withPulseKillFixture { fixture in
+            let daemon = fixture.daemon
+            let playing = try await fixture.player(number: 1, file: "angle1-wide.mp4")
+            let paused = try await fixture.player(number: 2, file: "angle4-overhead.mp4")
+            try await playing.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
+            try await paused.load(MediaSource(RoutingMedia.path("angle4-overhead.mp4")))
+            try await playing.playLocally()
+            try await paused.playLocally()
+            let client = try await PulseAudioClient.connect(server: daemon.server)
+            let streaming = await eventually(timeout: .seconds(15)) { ((try? await client.sinkInputs().count) ?? 0) == 2 }
+            XCTAssertTrue(streaming, "both views' streams play on the private daemon")
+            try await paused.pauseLocally()
+
+            daemon.stop()   // SIGKILL
+            let lost = await eventually(timeout: .seconds(10)) { await playing.audioOutputLost }
+            XCTAssertTrue(lost, "the playing view reports the loss of its audio output")
+            try await Task.sleep(for: .seconds(1))
+            try await daemon.start()
+            let client2 = try await PulseAudioClient.connect(server: daemon.server)
+            let back = await eventually(timeout: .seconds(15)) {
+                guard await !playing.audioOutputLost else { return false }
+                return ((try? await client2.sinkInputs().count) ?? 0) == 1
+            }
+            let events = await fixture.audioEvents.values
+            let pausedState = await paused.currentStatus.state
+            XCTAssertTrue(back, "the playing view's stream is back on the new daemon (audio events \(events))")
+            XCTAssertEqual(pausedState, .paused, "the other view stays paused")
+            let failed = await playing.failure
+            XCTAssertNil(failed, "the playing view did not fail")
+
+            // Played again, the paused view finds its stream dead, and plays on with a new one.
+            try await paused.playLocally()
+            let bothBack = await eventually(timeout: .seconds(15)) {
+                guard await !paused.audioOutputLost else { return false }
+                return ((try? await client2.sinkInputs().count) ?? 0) == 2
+            }
+            let states = [await playing.currentStatus.state, await paused.currentStatus.state]
+            XCTAssertTrue(bothBack, "both views' streams on the new daemon once the paused view plays (states \(states))")
+            XCTAssertEqual(states, [.playing, .playing])
+        }
+    }
+}
