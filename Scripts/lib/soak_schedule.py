@@ -55,6 +55,44 @@ def check_positions():
             paused = not paused
 
 
+def apply(text, pos, rate, paused):
+    """The group's (position, rate, paused) after one command."""
+    words = text.split()
+    if words[0] == "seek" and not words[1][0] in "+-":
+        pos = float(words[1])
+    elif words[0] in ("seek",) or words[0][0] in "+-":
+        pos = max(0.0, pos + float(words[-1]))
+    elif words[0] == "rate":
+        rate = float(words[1])
+    elif words[0] == "p":
+        paused = not paused
+    return pos, rate, paused
+
+
+def run_out(commands, total):
+    """Commands that leave the group playing at rate 1, away from the media's end, until the run ends: the cycle
+    is cut at `total - 10`, which can leave it paused, at rate 2, or playing on into the end (a 10 min soak's views
+    all reached the end 0.7 s before `q`, and the player, done, exited)."""
+    pos, rate, paused, t = 0.0, 1.0, False, 0.0
+    for at, text in commands:
+        if not paused:
+            pos += (at - t) * rate
+        t = at
+        pos, rate, paused = apply(text, pos, rate, paused)
+    extra, at = [], t + 2.0
+    for needed, text in ((paused, "p"), (rate != 1.0, "rate 1")):
+        if needed:
+            if not paused:
+                pos += (at - t) * rate
+            t = at
+            pos, rate, paused = apply(text, pos, rate, paused)
+            extra.append((at, "cmd", text))
+            at += 2.0
+    if pos + (total - t) > MEDIA_END - MARGIN:
+        extra.append((at, "cmd", "seek 2"))
+    return extra
+
+
 def main():
     total, add_uri = float(sys.argv[1]), sys.argv[2]
     check_positions()
@@ -69,6 +107,8 @@ def main():
                 lines.append((start + at, "fault", f"{name} begin"))
                 lines.append((start + at + length, "fault", f"{name} end"))
         start += CYCLE
+    commands = [(at, text) for at, kind, text in sorted(lines, key=lambda line: line[0]) if kind == "cmd"]
+    lines += run_out(commands, total)
     for at, kind, text in sorted(lines, key=lambda line: line[0]):
         print(f"{at:.1f} {kind} {text}")
 

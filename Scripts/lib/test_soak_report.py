@@ -12,6 +12,7 @@ import contextlib, io, os, shutil, sys, tempfile, unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import soak_report  # noqa: E402
+import soak_schedule  # noqa: E402
 
 T0 = 1_700_000_000.0   # the run's start (epoch seconds)
 LENGTH = 120           # seconds of run
@@ -172,6 +173,38 @@ class SoakReportTests(unittest.TestCase):
         self.assertIn("cannot open the display", text)
         self.assertIn("FAIL 0 frozen views: 1 frozen episode(s), 1 of them the player's death", text)
 
+
+
+class SoakScheduleTests(unittest.TestCase):
+    """The schedule's tail: whatever the run's length, the group ends it playing, at rate 1, short of the media's
+    end (a 10 min soak's views all reached the end 0.7 s before `q`, so the player, done, exited and the run
+    failed). Followed here by an independent walk over the printed schedule."""
+
+    def walk(self, seconds):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            sys.argv = ["soak_schedule.py", str(seconds), "http://x/angle4.m3u8"]
+            soak_schedule.main()
+        pos, rate, paused, t = 0.0, 1.0, False, 0.0
+        highest = 0.0
+        for line in out.getvalue().splitlines():
+            at, kind, text = line.split(" ", 2)
+            at = float(at)
+            if not paused:
+                pos += (at - t) * rate
+            t = at
+            highest = max(highest, pos)
+            if kind == "cmd" and text != "s" and not text.startswith(("add", "subs", "audio", "r ")):
+                pos, rate, paused = soak_schedule.apply(text, pos, rate, paused)
+        end = pos + (0 if paused else (seconds - t) * rate)
+        return max(highest, end), rate, paused
+
+    def test_every_run_length_ends_playing_short_of_the_media_end(self):
+        for seconds in range(60, 1900, 7):
+            highest, rate, paused = self.walk(seconds)
+            self.assertLess(highest, soak_schedule.MEDIA_END, f"{seconds} s: the media reaches its end")
+            self.assertFalse(paused, f"{seconds} s: the run ends paused")
+            self.assertEqual(rate, 1.0, f"{seconds} s: the run ends at rate {rate}")
 
 if __name__ == "__main__":
     unittest.main()
