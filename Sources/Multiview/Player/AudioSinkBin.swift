@@ -1,21 +1,8 @@
 import GStreamer
 
 /// A view's PulseAudio output: one bin, built once with the pipeline and never taken out of it, holding
-/// `taginject name=name ! volume name=primer ! queue name=decouple ! <output>`, where the output is the view's
-/// pulsesink (`pulse`) or, while its PulseAudio stream is lost, a fake sink (`lost`) that keeps the audio branch
-/// flowing on the clock.
-///
-/// Why `decouple` (issue 15, the soak's frozen HLS views): PulseAudio sometimes takes no samples from one stream for
-/// seconds after a view (re)starts (12 s seen with GST_DEBUG=audiobasesink: the sink's write blocked while its
-/// stream's time ran on; the server served the other views). pulsesink then blocks, the audio queues behind it fill,
-/// and the demuxer, which feeds audio and video from one thread (adaptivedemux2's output loop; qtdemux,
-/// matroskademux alike), blocks on its audio pad: the video queue runs dry and the picture stands still until
-/// PulseAudio moves again (3-23 s in the soak, two frames into the second segment after a seek: "BUFFERING 0%" at
-/// x.233 s). For media with video the queue is leaky (`decoupleFromVideo`): it never blocks its upstream, it holds
-/// `decoupledAudio` of samples and drops the oldest beyond that, so a stalled stream costs its own sound, never
-/// the picture. Audio is produced at the video's pace there (the demuxer waits on its full video queue, about a
-/// second ahead of playback, paused or playing), so nothing is dropped while PulseAudio takes samples. Audio-only
-/// media keep a plain queue: nothing else paces them, and a leaky queue would drop their sound.
+/// `taginject name=name ! volume name=primer ! <output>`, where the output is the view's pulsesink (`pulse`) or,
+/// while its PulseAudio stream is lost, a fake sink (`lost`) that keeps the audio branch flowing on the clock.
 ///
 /// Why the output is swapped inside the bin and the pipeline is not taken down: surviving a PulseAudio kill by
 /// taking the pipeline to NULL and building it again while it may still be starting hit GStreamer 1.22 teardown
@@ -34,15 +21,15 @@ enum AudioSinkBin {
     /// module own.
     static func make(_ configuration: PlayerConfiguration, device: String?,
                      server: PulseServerInstance.Presence) throws -> Element {
-        let bin = try Bin.parse("taginject name=name ! volume name=primer ! queue name=decouple", ghostUnlinkedPads: false)
-        guard let naming = bin.child(named: "name"), let decouple = bin.child(named: "decouple") else {
-            throw GStreamerError.missingElement(factory: "taginject/volume/queue")
+        let bin = try Bin.parse("taginject name=name ! volume name=primer", ghostUnlinkedPads: false)
+        guard let naming = bin.child(named: "name"), let primer = bin.child(named: "primer") else {
+            throw GStreamerError.missingElement(factory: "taginject/volume")
         }
         let quoted = configuration.view.name.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
         try naming.set("tags", "title=\"\(quoted)\"")
         let sink = try makePulseStream(configuration, device: device, server: server)
         try bin.add(sink)
-        try decouple.link(sink)
+        try primer.link(sink)
         try bin.addGhostPad(named: "sink", target: try naming.staticPad("sink"))
         return bin
     }
@@ -68,23 +55,6 @@ enum AudioSinkBin {
         return sink
     }
 
-    /// How much decoded audio the leaky `decouple` queue holds before it drops the oldest: above the ~1-1.5 s the
-    /// video's pace lets the audio run ahead of playback (the decoders' multiqueue holds a 1 s minimum interleave).
-    static let decoupledAudio: Duration = .seconds(3)
-
-    /// Makes the bin's queue leaky (see the type's comment): called once the view's media is known to have video.
-    static func decoupleFromVideo(_ bin: Bin) {
-        guard let queue = bin.child(named: "decouple") else { return }
-        do {
-            try queue.set("max-size-buffers", fromString: "0")
-            try queue.set("max-size-bytes", fromString: "0")
-            try queue.set("max-size-time", fromString: String(ClockTime(decoupledAudio).nanoseconds))
-            try queue.set("leaky", fromString: "downstream")
-        } catch {
-            // A queue refusing its own properties cannot happen; the view then keeps a blocking queue.
-        }
-    }
-
     /// The output while the PulseAudio stream is lost: the fake audio sink, named so that `output(of:)` finds it.
     static func makeLostOutput() throws -> Element {
         try PlayerPipelineBuilder.fakeAudioSink(name: lostOutputName)
@@ -97,21 +67,21 @@ enum AudioSinkBin {
 
     /// Takes the bin's output out (to NULL, which also releases a streaming thread blocked in it) and puts
     /// `replacement` in its place, linked but held in NULL (locked state) so that the caller decides when it
-    /// joins the pipeline's state (`join`). The bin's name, priming and decoupling elements, and the probes on its
-    /// ghost pad, stay.
+    /// joins the pipeline's state (`join`). The bin's name and priming elements, and the probes on its ghost pad,
+    /// stay.
     static func replaceOutput(of bin: Bin, with replacement: Element) throws {
-        guard let decouple = bin.child(named: "decouple") else { throw GStreamerError.missingElement(factory: "queue") }
+        guard let primer = bin.child(named: "primer") else { throw GStreamerError.missingElement(factory: "volume") }
         if let old = output(of: bin) {
             old.setLockedState(true)
             do { try old.setState(.null) } catch {
                 // A sink refusing NULL is still taken out: nothing of it is used again.
             }
-            decouple.unlink(old)
+            primer.unlink(old)
             _ = bin.remove(old)
         }
         replacement.setLockedState(true)
         try bin.add(replacement)
-        try decouple.link(replacement)
+        try primer.link(replacement)
     }
 
     /// Lets the new output follow the bin's state again and brings it there (PAUSED: it prerolls with the next

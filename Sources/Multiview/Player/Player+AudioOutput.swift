@@ -198,13 +198,6 @@ extension Player {
         PlayerError(view: view, cause: .output("the PulseAudio stream is lost: \(state) refused until the sink is replaced"))
     }
 
-    /// Media with video: the audio sink bin's queue stops blocking the demuxer (see `AudioSinkBin`), so a PulseAudio
-    /// stream that takes no samples cannot stop the picture. Idempotent.
-    func decoupleAudioFromVideo() {
-        guard let bin = (try? pipeline.get("audio-sink", as: Element.self))?.asBin() else { return }
-        AudioSinkBin.decoupleFromVideo(bin)
-    }
-
     /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
     /// nil without PulseAudio output.
     func currentPulseSink() -> (audio: Element, pulse: Element)? {

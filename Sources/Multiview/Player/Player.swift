@@ -272,7 +272,6 @@ public actor Player {
             apply(.requestState(state, coordinated: interceptor != nil))
         case .streamCollection(_, let streams, let live):
             learnStreams(streams, live: live)
-            if streams.contains(where: { $0.kind == .video }) { decoupleAudioFromVideo() }
             failIfNothingDecodes()
             // Selecting while prerolling can stall the preroll (pulsesink): wishes wait for the first ASYNC_DONE.
             if machine.current >= .paused { applyLanguagePreferencesReporting() }
