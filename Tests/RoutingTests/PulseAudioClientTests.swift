@@ -54,6 +54,15 @@ final class PulseAudioClientTests: PulseTestCase {
         let tag = pulse.tag
         let found = await eventually { (try? await client.sinkInputs().contains { $0.properties["multiview.instance"] == "client-test-\(tag)" }) ?? false }
         XCTAssertTrue(found, "the view's stream shows up on the server")
+        // pulsesink creates the stream as "Playback Stream" and renames it from the title tag, which comes with the
+        // first buffer just after: the name is the view's once that has reached the server (run 2 of the session 14
+        // repeat read it in between).
+        let named = await eventually(timeout: .seconds(5)) {
+            (try? await client.sinkInputs().contains {
+                $0.properties["multiview.instance"] == "client-test-\(tag)" && $0.properties["media.name"] == "angle2-left.webm"
+            }) ?? false
+        }
+        XCTAssertTrue(named, "the view's stream carries the view's name")
         let input = try await XCTUnwrapAsync(client.sinkInputs().first { $0.properties["multiview.instance"] == "client-test-\(tag)" })
         XCTAssertEqual(input.properties["application.name"], "Multiview")
         XCTAssertEqual(input.properties["media.role"], "video")
