@@ -36,11 +36,18 @@ struct Host: AsyncParsableCommand {
     @Option(name: .long, help: "Write every frame each view rendered on the shared clock to this JSON file at the end (headless).")
     var renderLog: String?
 
+    @Option(name: .long, help: "Seconds a member may stay silent before the host drops it and the group goes on without it (0.5 to 600).")
+    var dropAfter: Double = 3
+
     @Argument(help: "Media files or URIs.")
     var media: [String] = []
 
     func validate() throws {
         if media.isEmpty { throw ValidationError("give at least one media file or URI") }
+        // Also refuses nan and inf: neither is inside the range.
+        if !(0.5...600).contains(dropAfter) {
+            throw ValidationError("--drop-after \(dropAfter): must be between 0.5 and 600 seconds")
+        }
     }
 
     func run() async throws {
@@ -78,13 +85,12 @@ struct Host: AsyncParsableCommand {
             reporter.error("--listen \(listen): cannot serve the clock there: \(error)")
             throw ExitCode(2)
         }
-        let session = SessionHost(
-            medium: medium,
-            configuration: SessionHostConfiguration(
-                token: token ?? SessionToken.generate(), items: [itemId],
-                media: sources.enumerated().map { WireViewMedia(view: $0.offset + 1, uri: $0.element.uri) },
-                clock: SessionClock.announcement(of: provider)),
-            log: { reporter.line($0) })
+        var hostConfiguration = SessionHostConfiguration(
+            token: token ?? SessionToken.generate(), items: [itemId],
+            media: sources.enumerated().map { WireViewMedia(view: $0.offset + 1, uri: $0.element.uri) },
+            clock: SessionClock.announcement(of: provider))
+        hostConfiguration.dropAfter = .milliseconds(Int64((dropAfter * 1000).rounded()))
+        let session = SessionHost(medium: medium, configuration: hostConfiguration, log: { reporter.line($0) })
         let port: Int
         do {
             port = try await session.start(host: address.host, port: address.port)
