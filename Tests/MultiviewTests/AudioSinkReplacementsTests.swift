@@ -44,6 +44,24 @@ final class AudioSinkReplacementsTests: XCTestCase {
         XCTAssertFalse(later.resume)
     }
 
+    /// A paused view whose stream was lost is played by the user while its replacement runs: the replacement ends
+    /// playing (it left the view PAUSED: PausedViewServerLossTests, 1 run of the session 14 repeat), and a run
+    /// of replacements carries the user's latest wish on.
+    func testTheUsersPlayOrPauseDuringAReplacementIsHowItEnds() {
+        var r = AudioSinkReplacements()
+        XCTAssertFalse(r.resumes(orElse: false), "none in flight: the fallback")
+        _ = r.begin(position: .seconds(3), resume: false)
+        r.userWants(playing: true)
+        XCTAssertTrue(r.resumes(orElse: false))
+        let next = r.begin(position: .seconds(5), resume: false)
+        XCTAssertTrue(next.resume, "the next replacement of the run keeps the user's wish")
+        r.userWants(playing: false)
+        XCTAssertFalse(r.resumes(orElse: true))
+        _ = r.end(next)
+        r.userWants(playing: true)
+        XCTAssertTrue(r.resumes(orElse: false) == false, "no replacement in flight: nothing to change")
+    }
+
     func testARefusalIsTheLostStreamsWhileTheDeadSinkIsInThePipelineOrWhenALossFollows() {
         var r = AudioSinkReplacements()
         let before = r.losses

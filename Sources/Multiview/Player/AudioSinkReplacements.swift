@@ -18,7 +18,7 @@ struct AudioSinkReplacements: Sendable, Equatable {
     struct Job: Sendable, Equatable {
         let generation: Int
         let position: ClockTime
-        let resume: Bool
+        var resume: Bool
     }
 
     /// The replacement in flight (nil when none).
@@ -37,6 +37,13 @@ struct AudioSinkReplacements: Sendable, Equatable {
         current = job
         return job
     }
+
+    /// The user played or paused the view while a replacement is in flight: the replacement ends that way, not as
+    /// the view was when it began (it pauses the pipeline itself, so the player's target cannot tell).
+    mutating func userWants(playing: Bool) { current?.resume = playing }
+
+    /// Whether the view plays once the replacement in flight ends (`fallback`: none in flight).
+    func resumes(orElse fallback: Bool) -> Bool { current?.resume ?? fallback }
 
     /// Whether `job` still owns the pipeline (no newer replacement began).
     func owns(_ job: Job) -> Bool { current?.generation == job.generation }

@@ -160,7 +160,7 @@ extension Player {
             if interceptor != nil {
                 // The coordinator rejoins the group (catch-up) when the interruption ends.
                 publish(.interruption(began: false))
-            } else if job.resume {
+            } else if audio.replacements.resumes(orElse: job.resume) {
                 try await changeState(to: .playing, timeout: .seconds(20))
                 try checkOwner(job)
             }

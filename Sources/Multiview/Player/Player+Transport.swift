@@ -50,6 +50,7 @@ extension Player {
         try await exclusively {
             try checkNotFailed()
             apply(.coordinatedWaiting(false))
+            audio.replacements.userWants(playing: true)
             try await changeState(to: .playing, timeout: timeout)
         }
     }
@@ -58,6 +59,7 @@ extension Player {
     public func pauseLocally(timeout: Duration = .seconds(20)) async throws {
         try await exclusively {
             try checkNotFailed()
+            audio.replacements.userWants(playing: false)
             try await changeState(to: .paused, timeout: timeout)
         }
     }
