@@ -44,15 +44,7 @@ def check_positions():
         if pos > MEDIA_END - MARGIN:
             sys.exit(f"soak_schedule: at {at:g} s into the cycle the media would be at {pos:.1f} s (ends at "
                      f"{MEDIA_END:g} s): seek back sooner")
-        words = text.split()
-        if words[0] == "seek" and not words[1][0] in "+-":
-            pos = float(words[1])
-        elif words[0] in ("seek",) or words[0][0] in "+-":
-            pos = max(0.0, pos + float(words[-1]))
-        elif words[0] == "rate":
-            rate = float(words[1])
-        elif words[0] == "p":
-            paused = not paused
+        pos, rate, paused = apply(text, pos, rate, paused)
 
 
 def apply(text, pos, rate, paused):
