@@ -32,6 +32,8 @@ final class PulseConnection: @unchecked Sendable {
 
     private init(applicationName: String) throws(PulseAudioError) {
         guard let mainloop = pa_threaded_mainloop_new() else { throw .unreachable(.other(-1)) }
+        // Told apart from pulsesink's loop ("threaded-ml") in a thread list (`PulseMainLoopKeeperTests`, gdb).
+        pa_threaded_mainloop_set_name(mainloop, "mv-pulse-ctl")
         guard let context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), applicationName) else {
             pa_threaded_mainloop_free(mainloop)
             throw .unreachable(.other(-1))

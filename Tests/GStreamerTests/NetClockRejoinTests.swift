@@ -12,6 +12,8 @@ import XCTest
 final class NetClockRejoinTests: XCTestCase {
     /// How many exchanges the old link's clock calibrates over before the cut (a member's window holds up to 1024).
     private static let oldExchanges = 300
+    /// Fewer than `oldExchanges` do under load; below this the test would not tell a shared window from its own.
+    private static let minimumOldExchanges = 150
     private static let shift = Duration.milliseconds(1)
 
     /// The new link's clock settles on its own exchanges, soon, at the provider's time as it is now — not after
@@ -22,8 +24,13 @@ final class NetClockRejoinTests: XCTestCase {
         let old = try NetClientClock(name: "old-link", address: "127.0.0.1", port: provider.port, tuning: .standard)
         let oldObservations = old.statistics()
         try await old.waitForSync(timeout: .seconds(defaultTimeout))
+        // Loopback runs ~20 exchanges a second on an idle machine, but GStreamer pauses 250 ms after each exchange
+        // it discards, and under the suite's load far more are discarded (252 in 40 s, CI stop 23). What the test
+        // needs is a window full enough that a shared one would outweigh the new link's exchanges for well over
+        // the 50 the new clock may take: 150.
         let counted = await Self.count(Self.oldExchanges, of: oldObservations, within: .seconds(40))
-        XCTAssertEqual(counted, Self.oldExchanges, "the old link's clock kept exchanging")
+        XCTAssertGreaterThanOrEqual(counted, Self.minimumOldExchanges,
+                                    "the old link's clock kept exchanging (\(counted) in 40 s)")
 
         // The link is cut; the provider's time moves ahead; a new link makes a new client clock, then the link is back.
         provider.isActive = false

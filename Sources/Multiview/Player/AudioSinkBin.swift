@@ -39,6 +39,8 @@ enum AudioSinkBin {
     /// that answers now: its client name keeps the sink off a dead daemon's shared connection (`PulseConnectionName`).
     static func makePulseStream(_ configuration: PlayerConfiguration, device: String?,
                                 server: PulseServerInstance.Presence) throws -> Element {
+        // Before the view's sink can reach READY: its later NULL must never be the process's last (the keeper's doc).
+        PulseMainLoopKeeper.ensure()
         let sink: Element
         do { sink = try Element(factory: "pulsesink", name: "pulse") } catch {
             throw GStreamerError.missingElement(factory: "pulsesink")

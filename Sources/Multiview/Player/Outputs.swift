@@ -44,6 +44,7 @@ public enum AudioOutput: Sendable, Equatable {
     /// PulseAudio when a server answers, else a fake sink. A pulsesink going to READY opens its connection
     /// to the server (GstAudioBaseSink opens the device in NULL→READY), so this is a real reachability check.
     public static func detect() -> AudioOutput {
+        PulseMainLoopKeeper.ensure()   // the probe's NULL below then frees no main loop (`PulseMainLoopKeeper`)
         guard let sink = try? Element(factory: "pulsesink") else { return .fakeSink }
         let reachable: Bool
         do { try sink.setState(.ready); reachable = true } catch { reachable = false }
@@ -65,6 +66,7 @@ public enum AudioOutput: Sendable, Equatable {
     /// (`reconfigure_output: assertion failed: (combine->sinkpad == NULL)`). So the audio output supervisor waits
     /// for this before it brings a stream back.
     public static func pulseAudioTakesStreams(device: String?) -> Bool {
+        PulseMainLoopKeeper.ensure()   // as in `detect()`
         guard let sink = try? Element(factory: "pulsesink") else { return false }
         defer {
             do { try sink.setState(.null) } catch {
