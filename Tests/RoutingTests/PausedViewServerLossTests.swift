@@ -17,6 +17,19 @@ final class PausedViewServerLossTests: XCTestCase {
             let daemon = fixture.daemon
             let playing = try await fixture.player(number: 1, file: "angle1-wide.mp4")
             let paused = try await fixture.player(number: 2, file: "angle4-overhead.mp4")
+            // The paused view's statuses and audio events in order, for the failure messages.
+            let pausedLog = StatusLog()
+            let pausedEvents = await paused.events()
+            let reader = Task {
+                for await event in pausedEvents {
+                    switch event {
+                    case .status(let s): await pausedLog.add("\(s.state)")
+                    case .audioOutput(let lost, let reason): await pausedLog.add(lost ? "lost (\(reason))" : "back")
+                    default: break
+                    }
+                }
+            }
+            defer { reader.cancel() }
             try await playing.load(MediaSource(RoutingMedia.path("angle1-wide.mp4")))
             try await paused.load(MediaSource(RoutingMedia.path("angle4-overhead.mp4")))
             try await playing.playLocally()
@@ -45,12 +58,22 @@ final class PausedViewServerLossTests: XCTestCase {
 
             // Played again, the paused view finds its stream dead, and plays on with a new one.
             try await paused.playLocally()
+            // The states are waited for with the streams: one repeat run (on 200d1c5, under the shards' load) read
+            // [PLAYING, PAUSED] at the moment both streams were back. A view left paused still fails here, after
+            // 15 s, with its history.
             let bothBack = await eventually(timeout: .seconds(15)) {
                 guard await !paused.audioOutputLost else { return false }
+                guard await paused.currentStatus.state == .playing, await playing.currentStatus.state == .playing
+                else { return false }
                 return ((try? await client2.sinkInputs().count) ?? 0) == 2
             }
             let states = [await playing.currentStatus.state, await paused.currentStatus.state]
-            XCTAssertTrue(bothBack, "both views' streams on the new daemon once the paused view plays (states \(states))")
+            let allEvents = await fixture.audioEvents.values
+            let stillLost = await paused.audioOutputLost
+            let pausedHistory = await pausedLog.values
+            XCTAssertTrue(bothBack, "both views play, with their streams on the new daemon, once the paused view plays "
+                          + "(states \(states), lost \(stillLost), audio events \(allEvents); "
+                          + "the paused view's statuses and audio events: \(pausedHistory))")
             XCTAssertEqual(states, [.playing, .playing])
         }
     }
