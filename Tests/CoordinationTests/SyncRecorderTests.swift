@@ -68,9 +68,12 @@ final class SyncRecorderTests: XCTestCase {
         let first = try unwrap(frames.first), second = try unwrap(frames.dropFirst().first)
         XCTAssertEqual(first.mediaTimeNs, target.nanoseconds, "the first frame is recorded at the seek target")
         XCTAssertEqual(Double(second.mediaTimeNs) / 1e9, 10.0333, accuracy: 0.001, "the next frame keeps its PTS")
-        // Shown for the rest of its duration only (~17 ms), not a whole frame (33 ms).
+        // Shown for the rest of its duration only (~17 ms), not a whole frame (33 ms). Only the upper side is
+        // held: a first frame rendered late after the seek is shown for less (7.1 ms under the shards' load,
+        // repeat run on 75910f3), and it is still the clipped frame (its media time, above).
         let shownFor = Double(second.renderClockNs - first.renderClockNs) / 1e6
-        XCTAssertEqual(shownFor, 17.3, accuracy: 8, "the first frame was shown for \(shownFor) ms")
+        XCTAssertGreaterThan(shownFor, 0, "the second frame came after the first")
+        XCTAssertLessThan(shownFor, 17.3 + 8, "the first frame was shown for \(shownFor) ms")
     }
 
     func testAPhaseWithoutFlushStartsAtOnce() async throws {

@@ -17,10 +17,14 @@ final class StageTests: XCTestCase {
         XCTAssertTrue(outcome.failures.isEmpty, "\(outcome.failures)")
         XCTAssertEqual(outcome.exitCode, 0)
         XCTAssertFalse(outcome.usedWindow)
-        // Status lines came while playing, one per view, with positions.
-        let last = try XCTUnwrap(reporter.statusLines.last)
+        // Status lines came while playing, one entry per view. Any line may show a view PLAYING, not only the
+        // last: under the shards' load the starvation watch showed one view BUFFERING at 2.5 s (repeat run on
+        // 75910f3) although it had played (`played` above).
+        let lines = reporter.statusLines
+        let last = try XCTUnwrap(lines.last)
         for name in ["angle1-wide.mp4", "angle2-left.webm", "angle3-right.mkv", "angle4-overhead.mp4"] {
-            XCTAssertTrue(last.contains("\(name) PLAYING"), last)
+            XCTAssertTrue(last.contains(name), last)
+            XCTAssertTrue(lines.contains { $0.contains("\(name) PLAYING") }, "\(name) never PLAYING in \(lines)")
         }
         XCTAssertGreaterThanOrEqual(reporter.statusLines.count, 4)
     }
@@ -101,7 +105,9 @@ final class StageTests: XCTestCase {
         // by state when their entries do not fit).
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "300"
-        let result = try runTool(binary, ["play", "--headless", "--duration", "3"] + media, environment: environment)
+        // 8 s, not 3: under the shards' load five debug-build views were all still loading at 3.6 s (repeat run on
+        // 75910f3), and a run whose views never played exits 1.
+        let result = try runTool(binary, ["play", "--headless", "--duration", "8"] + media, environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.split(separator: "\n")
         XCTAssertGreaterThanOrEqual(lines.count, 3, result.stdout)

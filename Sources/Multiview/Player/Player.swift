@@ -381,6 +381,9 @@ public actor Player {
             // Wait on the element's own state rather than on an ASYNC_DONE message: a PLAYING requested right
             // after a flushing seek may never post one (the seek's was already consumed).
             try await waitUntilSettled(timeout: timeout, lossesBefore: losses)
+        } else {
+            // Done at once: the status says so now, not when the bus message comes (read PAUSED after a play).
+            apply(.settled(pipeline.currentState))
         }
         if let failure { throw failure }
         // Its stream is corked now: where its time stands is where the next start must find it (AudioClockGuard).
