@@ -18,16 +18,16 @@ import Synchronization
 /// With the keeper at READY the count never reaches 0 again, so the loop is never freed. The keeper needs a
 /// daemon once, to reach READY (GstAudioBaseSink opens its connection there); without one it is tried again at
 /// the next stream or probe (`ensure()`), and until then no pulsesink of ours reached READY either, so there is
-/// no loop to lose. It connects under a client name of its own, so that it never shares a connection (pulsesink
-/// shares one per client name) with a view's stream; it makes no stream. If its daemon dies, its connection
-/// fails and stays failed: it holds only the loop.
+/// no loop to lose. It connects under the views' client name for that daemon, so it shares their connection
+/// (pulsesink shares one per client name) and makes no stream. A connection of its own, tried first, was followed
+/// by wider by-ear skews between two views (`PulseAudioCoordinationTests`, 8 runs each: medians up to 2.06 ms with
+/// it, up to 1.46 without; cause not found). If the daemon dies, that connection stays failed, and views made
+/// afterwards connect under the next daemon's name (`PulseConnectionName`): the keeper holds only the loop.
 ///
 /// Owner: the `Mutex` below; `ensure()` is called from any thread (the player's queue, the audio output
 /// supervisor). A state change to READY is a blocking connect (a few ms locally); it runs under the lock so that
 /// two callers do not both make a keeper.
 public enum PulseMainLoopKeeper {
-    /// The client name the keeper connects under (visible in `pactl list clients`).
-    static let clientName = "Multiview main loop"
     private static let keeper = Mutex<Element?>(nil)
 
     /// Whether the keeper holds the loop now.
@@ -40,7 +40,9 @@ public enum PulseMainLoopKeeper {
             if kept != nil { return true }
             guard let sink = try? Element(factory: "pulsesink", name: "mainloop-keeper") else { return false }
             do {
-                try sink.set("client-name", clientName)
+                // The views' own connection name for the daemon answering now (`PulseConnectionName`): the keeper
+                // shares their connection instead of opening one of its own.
+                try sink.set("client-name", PulseConnectionName.name(for: PulseServerInstance.probe()))
                 try sink.setState(.ready)
             } catch {
                 // No daemon answers now (or pulsesink is missing): no sink of ours is at READY either. Tried again
