@@ -162,11 +162,19 @@ enum Services {
     }
     static func requireDisplay(file: StaticString = #filePath, line: UInt = #line) throws {
         let display = ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
-        let result = display.isEmpty ? nil : try? runTool("/usr/bin/xdpyinfo", ["-display", display])
-        guard let result, result.status == 0 else {
-            XCTFail("no X display (DISPLAY='\(display)'): run the tests through Scripts/test, which starts Xvfb",
-                    file: file, line: line)
-            throw CancellationError()
+        // Why it failed goes into the message: a shard's running Xvfb was once refused within 13 ms (session 15).
+        var why = "DISPLAY is empty"
+        if !display.isEmpty {
+            do {
+                let result = try runTool("/usr/bin/xdpyinfo", ["-display", display])
+                if result.status == 0 { return }
+                why = "xdpyinfo exit \(result.status): \(result.stderr.prefix(300))"
+            } catch {
+                why = "xdpyinfo did not run: \(error)"
+            }
         }
+        XCTFail("no X display (DISPLAY='\(display)'; \(why)): run the tests through Scripts/test, which starts Xvfb",
+                file: file, line: line)
+        throw CancellationError()
     }
 }
