@@ -153,8 +153,11 @@ mv_x_reachable() {  # mv_x_reachable [DISPLAY]
   [ -n "$d" ] && timeout -k 2 5 xdpyinfo -display "$d" >/dev/null 2>&1
 }
 
-# Uses the X display in $DISPLAY if it answers; otherwise starts Xvfb on the first free display number from :90 and
-# exports DISPLAY.
+# Uses the X display in $DISPLAY if it answers; otherwise starts Xvfb on a free display number and exports DISPLAY.
+# Xvfb picks the number itself (-displayfd): it binds the display's socket and lock before it writes the number, so
+# two shards starting together can never both take one display. (Picking a number here by looking for a free
+# socket was racy: a second Xvfb on a taken number lived for a moment, the first one's answer to xdpyinfo made it
+# look started, and that shard's display vanished when the other shard stopped its server.)
 mv_xvfb_start() {
   command -v xdpyinfo >/dev/null 2>&1 || mv_die "xdpyinfo not found (run Scripts/setup)"
   if [ "$MV_PRIVATE_SERVICES" != 1 ] && mv_x_reachable; then
@@ -164,32 +167,28 @@ mv_xvfb_start() {
   [ -z "${DISPLAY:-}" ] || [ "$MV_PRIVATE_SERVICES" = 1 ] || mv_log "X: DISPLAY=$DISPLAY does not answer; starting Xvfb"
   command -v Xvfb >/dev/null 2>&1 || mv_die "Xvfb not found (run Scripts/setup)"
   mv_services_dir
-  local n log pid waited
-  for n in $(seq 90 199); do
-    if [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; then continue; fi
-    log="$MV_SERVICES_DIR/xvfb-$n.log"
-    Xvfb ":$n" -screen 0 1920x1080x24 -nolisten tcp -noreset </dev/null >"$log" 2>&1 &
-    pid=$!
-    waited=0
-    while kill -0 "$pid" 2>/dev/null && ! mv_x_reachable ":$n"; do
-      if [ "$waited" -ge $((MV_SERVICE_TIMEOUT * 10)) ]; then
-        kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
-        tail -n 20 "$log" >&2 || true
-        mv_die "Xvfb :$n did not answer xdpyinfo within ${MV_SERVICE_TIMEOUT} s (log above)"
-      fi
-      sleep 0.1; waited=$((waited + 1))
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      MV_XVFB_PID=$pid MV_XVFB_DISPLAY=":$n"
-      export DISPLAY=":$n"
-      mv_log "X: started Xvfb $DISPLAY (pid $pid, 1920x1080x24)"
-      return 0
+  local log="$MV_SERVICES_DIR/xvfb.log" numfile="$MV_SERVICES_DIR/xvfb.display" pid waited=0 n=""
+  : >"$numfile"
+  Xvfb -displayfd 3 -screen 0 1920x1080x24 -nolisten tcp -noreset </dev/null >"$log" 2>&1 3>"$numfile" &
+  pid=$!
+  # The number arrives as one line once the server listens; a line without its newline is not complete yet.
+  until [ -n "$n" ] && mv_x_reachable ":$n"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+      tail -n 20 "$log" >&2 || true
+      mv_die "Xvfb exited before its display answered (log above: $log)"
     fi
-    # It exited: most likely another server took this number meanwhile. Try the next one.
-    wait "$pid" 2>/dev/null || true
-    mv_log "X: Xvfb :$n exited at once ($(tail -n 1 "$log" 2>/dev/null)); trying the next display"
+    if [ "$waited" -ge $((MV_SERVICE_TIMEOUT * 10)) ]; then
+      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+      tail -n 20 "$log" >&2 || true
+      mv_die "Xvfb${n:+ :$n} did not answer xdpyinfo within ${MV_SERVICE_TIMEOUT} s (log above: $log)"
+    fi
+    if [ -z "$n" ] && [ "$(wc -l <"$numfile")" -ge 1 ]; then n=$(head -n 1 "$numfile" | tr -dc '0-9'); fi
+    sleep 0.1; waited=$((waited + 1))
   done
-  mv_die "no free X display number in :90-:199"
+  MV_XVFB_PID=$pid MV_XVFB_DISPLAY=":$n"
+  export DISPLAY=":$n"
+  mv_log "X: started Xvfb $DISPLAY (pid $pid, 1920x1080x24)"
 }
 
 mv_xvfb_stop() {

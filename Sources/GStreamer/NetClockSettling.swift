@@ -140,6 +140,42 @@ public final class NetClockSettlement: Sendable {
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
+    /// How a bounded wait for a settled clock ended.
+    public enum BoundedWait: Sendable, Equatable {
+        case settled(Outcome)
+        /// `limit` passed first: the clock is synchronised or not, but its offsets still move by more than the
+        /// criteria allow (`spread` over the last full window, nil before one; `accepted` of `observed`).
+        case notSettled(spread: Duration?, accepted: Int, observed: Int)
+        /// The clock went away, or the waiting task was cancelled.
+        case gone
+    }
+
+    /// Waits for the clock to settle, but no longer than `limit`. A busy machine can keep the offsets wobbling
+    /// past the spread for a long time (every unaccepted exchange restarts the window); a caller that must play
+    /// on asks with a limit and says what it got.
+    public func waitUntilSettled(limit: Duration) async -> BoundedWait {
+        let first: Outcome?? = await withTaskGroup(of: Outcome??.self) { group in
+            group.addTask { .some(await self.waitUntilSettled()) }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return .none
+            }
+            let result = await group.next() ?? .none
+            group.cancelAll()
+            return result
+        }
+        switch first {
+        case .some(.some(let outcome)): return .settled(outcome)
+        case .some(.none): return .gone
+        case .none:
+            if Task.isCancelled { return .gone }
+            return state.withLock { s in
+                if let outcome = s.outcome { return .settled(outcome) }
+                return .notSettled(spread: s.tracker.lastSpread, accepted: s.tracker.accepted, observed: s.tracker.observed)
+            }
+        }
+    }
+
     /// Returns how the clock first settled, as soon as it has (at once if it already had); nil when the clock
     /// went away first or the task was cancelled.
     public func waitUntilSettled() async -> Outcome? {

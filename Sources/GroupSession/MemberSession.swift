@@ -20,12 +20,53 @@ public actor MemberSession {
         public let settlement: NetClockSettlement?
 
         /// Returns once the views may join the group on this link's clock: at once without a net clock, else
-        /// when the clock has settled (`NetClockSettling`). Waits as long as that takes: a view that joined on an
-        /// unsettled clock would be heard (and seen) off by the clock's error; meanwhile it is prerolled, waiting.
+        /// when the clock has settled (`NetClockSettling`), or after `MemberSession.settleLimit` if it has not: a
+        /// view that joins on an unsettled clock is off by the clock's error (mostly under a few ms; the audio
+        /// follows as it settles), which is better than a view that never plays because a busy machine keeps the
+        /// offsets moving. Meanwhile the views are prerolled, waiting. The first answer is kept: every view of
+        /// the link waits for the same one, so a second view never waits the limit again.
         public func waitUntilClockSettled() async {
-            _ = await settlement?.waitUntilSettled()
+            _ = await settledWait.value(settlement)
+        }
+
+        /// The link's one bounded wait, and how it ended (`SessionClock.settledLabel` says it).
+        let settledWait: SettledWait
+    }
+
+    /// A bounded wait for a link's clock, done once and shared (`Link.waitUntilClockSettled`), reported once.
+    final class SettledWait: Sendable {
+        private let task = Mutex<Task<NetClockSettlement.BoundedWait, Never>?>(nil)
+        private let limit: Duration
+        private let log: @Sendable (String) -> Void
+
+        init(limit: Duration, log: @escaping @Sendable (String) -> Void) {
+            self.limit = limit
+            self.log = log
+        }
+
+        deinit { task.withLock { $0?.cancel() } }
+
+        func value(_ settlement: NetClockSettlement?) async -> NetClockSettlement.BoundedWait? {
+            guard let settlement else { return nil }
+            let wait = task.withLock { current in
+                if let current { return current }
+                let limit = self.limit, log = self.log
+                let started = Task {
+                    let result = await settlement.waitUntilSettled(limit: limit)
+                    if let line = SessionClock.settledLabel(result, limit: limit) { log("group session: \(line)") }
+                    return result
+                }
+                current = started
+                return started
+            }
+            return await wait.value
         }
     }
+
+    /// The longest a link's views wait for its clock to settle before they join on it anyway. Settling takes
+    /// 0.3–0.4 s after sync on an idle machine behind 20 ± 5 ms of jitter (`NetClockSettling`); under the test
+    /// suite's load a member once showed no frame in 30 s.
+    public static let settleLimit: Duration = .seconds(5)
 
     public nonisolated let host: String
     public nonisolated let port: Int
@@ -92,7 +133,7 @@ public actor MemberSession {
                                                uplink: member)
         await member.attach(medium)
         return Link(member: member, welcome: welcome, medium: medium, clock: clock, netClock: netClock,
-                    settlement: settlement)
+                    settlement: settlement, settledWait: SettledWait(limit: settleLimit, log: log))
     }
 
     /// "net clock synced, RTT 0.07 ms" for the current link; nil without a net clock.
@@ -112,12 +153,8 @@ public actor MemberSession {
     }
 
     private func watch(_ link: Link) {
-        if let settlement = link.settlement {
-            let log = self.log
-            Task {
-                if let outcome = await settlement.waitUntilSettled() { log("group session: \(SessionClock.settledLabel(outcome))") }
-            }
-        }
+        // The views wait for the same answer; this makes sure it is reported even before a view asks.
+        Task { await link.waitUntilClockSettled() }
         Task {
             for await notice in link.member.noticeStream {
                 await self.handle(notice)

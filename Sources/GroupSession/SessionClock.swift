@@ -43,6 +43,27 @@ public enum SessionClock {
         return String(format: "net clock settled after %d exchanges (offsets within %.2f ms)", outcome.observed, spread)
     }
 
+    /// What a link's bounded wait for a settled clock ended with, as one line: the settled label; "net clock not
+    /// settled after 5 s (offsets within 1.84 ms over the last window, 40 of 212 exchanges accepted): the views
+    /// join on it"; nil when the clock went away (its loss is reported where it is seen).
+    public static func settledLabel(_ wait: NetClockSettlement.BoundedWait, limit: Duration) -> String? {
+        switch wait {
+        case .settled(let outcome):
+            return settledLabel(outcome)
+        case .notSettled(let spread, let accepted, let observed):
+            let within = spread.map { String(format: "offsets within %.2f ms over the last window", milliseconds($0)) }
+                ?? "no full window of accepted exchanges"
+            return String(format: "net clock not settled after %.1f s (%@, %d of %d exchanges accepted): the views join on it",
+                          milliseconds(limit) / 1000, within, accepted, observed)
+        case .gone:
+            return nil
+        }
+    }
+
+    private static func milliseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+
     /// One line for the status: synchronised or not, and the last round trip.
     public static func statusLabel(_ clock: NetClientClock) -> String {
         guard let statistics = clock.latestStatistics else { return "net clock: no exchange yet" }

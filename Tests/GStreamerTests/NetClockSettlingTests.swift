@@ -92,4 +92,24 @@ final class NetClockSettlingTests: XCTestCase {
         XCTAssertNil(outcome)
         feed.finish()
     }
+    /// A clock whose offsets keep moving (a busy machine) is waited for no longer than the limit, and the answer
+    /// says how far from settled it was; one that settles within the limit is answered settled.
+    func testABoundedWaitEndsAtItsLimitWithHowFarTheClockWasFromSettled() async {
+        let (stream, feed) = AsyncStream<NetClockStatistics>.makeStream()
+        let settlement = NetClockSettlement(statistics: stream, criteria: .init(window: 3, spread: .microseconds(200)))
+        for offset: Int64 in [0, 900, 0, 900] { feed.yield(observation(offsetMicroseconds: offset)) }
+        let started = ContinuousClock.now
+        let wait = await settlement.waitUntilSettled(limit: .milliseconds(100))
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(100), "not before the limit")
+        XCTAssertEqual(wait, .notSettled(spread: .microseconds(900), accepted: 4, observed: 4))
+        XCTAssertNil(settlement.outcome, "giving up is not settling")
+
+        for offset: Int64 in [100, 150, 120] { feed.yield(observation(offsetMicroseconds: offset)) }
+        let settled = await settlement.waitUntilSettled(limit: .seconds(30))
+        XCTAssertEqual(settled, .settled(.init(observed: 7, accepted: 7, spread: .microseconds(50))))
+        feed.finish()
+        let gone = NetClockSettlement(statistics: AsyncStream { $0.finish() })
+        let answer = await gone.waitUntilSettled(limit: .seconds(30))
+        XCTAssertEqual(answer, .gone, "a clock that went away is not waited for")
+    }
 }

@@ -230,31 +230,48 @@ struct RoutedViews {
     }
 }
 
-/// A second X server of the test's own standing for the TV (Xvfb on a free display number from :150).
+/// A second X server of the test's own standing for the TV. Xvfb picks a free display number itself (`-displayfd`:
+/// it holds the socket and lock before it tells the number), so it can never take the display of a shard or of
+/// another test starting at the same moment; `stop` then removes a lock and socket that are certainly its own.
 final class XvfbDisplay {
     let name: String
     private let number: Int
     private let process: Process
+    private let numberFile: String
 
     init(width: Int = 1280, height: Int = 720) throws {
-        for n in 150...199 where !FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
-            && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
-            let p = try startTool(["Xvfb", ":\(n)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"])
-            let deadline = ContinuousClock.now + .seconds(10)
-            while p.isRunning && ContinuousClock.now < deadline && ExternalDisplayWindow.probe(display: ":\(n)") == nil {
-                Thread.sleep(forTimeInterval: 0.05)
+        numberFile = FileManager.default.temporaryDirectory.appendingPathComponent("tv-display-\(UUID().uuidString)").path
+        // `exec`: the started process is Xvfb itself, so stopTool's SIGKILL reaches the server.
+        let p = try startTool(["sh", "-c", "exec Xvfb -displayfd 3 -screen 0 \(width)x\(height)x24 -nolisten tcp -noreset 3>\"$0\"",
+                               numberFile])
+        let deadline = ContinuousClock.now + .seconds(10)
+        var found: Int?
+        while p.isRunning && ContinuousClock.now < deadline {
+            // One line, "N\n", written once the server listens.
+            if found == nil, let text = try? String(contentsOfFile: numberFile, encoding: .utf8), text.hasSuffix("\n") {
+                found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
             }
-            if p.isRunning && ExternalDisplayWindow.probe(display: ":\(n)") != nil {
+            if let n = found, ExternalDisplayWindow.probe(display: ":\(n)") != nil {
                 number = n; name = ":\(n)"; process = p
                 return
             }
-            stopTool(p)
+            Thread.sleep(forTimeInterval: 0.05)
         }
-        throw TestFailure("could not start Xvfb on any display :150-:199 (is xvfb installed? Scripts/setup)")
+        stopTool(p)
+        try? FileManager.default.removeItem(atPath: numberFile)
+        throw TestFailure("Xvfb for the TV did not answer within 10 s (display \(found.map { ":\($0)" } ?? "not told");"
+                          + " is xvfb installed? Scripts/setup)")
     }
 
-    /// SIGKILL (see `stopTool`), so the server cannot remove its lock and socket: we do.
+    /// SIGTERM, so the server removes its own lock and socket; only a server that does not end within 2 s is
+    /// killed (`stopTool`) and its files removed by us (the number is free only once it is gone, so no other server
+    /// can hold it yet).
     func stop() {
+        defer { try? FileManager.default.removeItem(atPath: numberFile) }
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        guard process.isRunning else { process.waitUntilExit(); return }
         stopTool(process)
         try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
         try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
