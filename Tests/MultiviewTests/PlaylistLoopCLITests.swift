@@ -35,7 +35,8 @@ final class PlaylistLoopCLITests: XCTestCase {
         // Wide enough for every name (a pipe's line is 120 columns unless COLUMNS says otherwise).
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "200"
-        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3",
+        // 6 s: four debug-build views must all be PLAYING in the last status line, under the shards' load too.
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "6",
                                           folder.appendingPathComponent("clips").path, list.path], environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("clips: skipped 1 item that is not media (notes.txt)"), result.stderr)

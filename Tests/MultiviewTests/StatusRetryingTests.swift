@@ -54,7 +54,8 @@ final class StatusRetryingTests: XCTestCase {
     /// FAILED.
     func testTheCLIPrintsAFailureOnceAsItsOwnLine() throws {
         let binary = TestMedia.root.appendingPathComponent(".build/debug/multiview").path
-        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "2.5", TestMedia.angle1,
+        // 6 s: view 1 must have played (a view that never played gets a failure line of its own), under load too.
+        let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "6", TestMedia.angle1,
                                           "/nonexistent/x.mkv"])
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(result.stderr.components(separatedBy: "error: view 2 (x.mkv): file not found: /nonexistent/x.mkv\n").count - 1,

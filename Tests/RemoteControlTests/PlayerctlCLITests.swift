@@ -139,7 +139,8 @@ final class PlayerctlCLITests: XCTestCase {
     func testMissingSessionBusIsOneNote() async throws {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/multiview-test-bus"
-        let result = try runTool(TestMedia.multiview, ["play", "--headless", "--no-audio", "--duration", "2", TestMedia.angle1],
+        // 6 s: the view must play (a run whose views never played exits 1), under the shards' load too.
+        let result = try runTool(TestMedia.multiview, ["play", "--headless", "--no-audio", "--duration", "6", TestMedia.angle1],
                              environment: env, timeout: .seconds(60))
         XCTAssertEqual(result.status, 0, result.stderr)
         let notes = result.stderr.split(separator: "\n").filter { $0.contains("MPRIS") }
