@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import Multiview
 import TestSupport
+import Synchronization
 import XCTest
 @testable import Routing
 
@@ -45,13 +46,22 @@ final class PausedViewServerLossTests: XCTestCase {
             try await Task.sleep(for: .seconds(1))
             try await daemon.start()
             let client2 = try await PulseAudioClient.connect(server: daemon.server)
+            // The streams the new daemon had at the last look, for the failure message: one run of test-repeat
+            // (0e09345, run 3) saw the playing view's "back" event and not exactly one stream for 15 s, and the
+            // message could not tell none from two.
+            let lastStreams = LockedStreams()
             let back = await eventually(timeout: .seconds(15)) {
+                let inputs = (try? await client2.sinkInputs()) ?? []
+                lastStreams.set(inputs.map { "\($0.name) corked=\($0.corked)" })
                 guard await !playing.audioOutputLost else { return false }
-                return ((try? await client2.sinkInputs().count) ?? 0) == 1
+                return inputs.count == 1
             }
             let events = await fixture.audioEvents.values
             let pausedState = await paused.currentStatus.state
-            XCTAssertTrue(back, "the playing view's stream is back on the new daemon (audio events \(events))")
+            let pausedSoFar = await pausedLog.values
+            XCTAssertTrue(back, "the playing view's stream is back on the new daemon (audio events \(events); the new"
+                          + " daemon's streams at the last look: \(lastStreams.value); the paused view's statuses and"
+                          + " audio events: \(pausedSoFar))")
             XCTAssertEqual(pausedState, .paused, "the other view stays paused")
             let failed = await playing.failure
             XCTAssertNil(failed, "the playing view did not fail")
@@ -77,4 +87,11 @@ final class PausedViewServerLossTests: XCTestCase {
             XCTAssertEqual(states, [.playing, .playing])
         }
     }
+}
+
+/// The last list of streams a polling closure saw (written from the closure, read after it).
+private final class LockedStreams: Sendable {
+    private let streams = Mutex<[String]>([])
+    func set(_ value: [String]) { streams.withLock { $0 = value } }
+    var value: [String] { streams.withLock { $0 } }
 }
