@@ -19,8 +19,8 @@ import argparse
 import collections
 import re
 
-WRITE = re.compile(r'^(\d+):(\d+):(\d+\.\d+) \d+ (0x[0-9a-f]+) .*<[^>]+> (waiting for free space|requesting \d+ bytes)')
-SKEW = re.compile(r'^(\d+):(\d+):(\d+\.\d+) \d+ (0x[0-9a-f]+) .*requested skew ([+-])(\d+):(\d+):(\d+\.\d+)')
+WRITE = re.compile(r'^(\d+):(\d+):(\d+\.\d+)\s+\d+\s+(0x[0-9a-f]+) .*<[^>]+> (waiting for free space|requesting \d+ bytes)')
+SKEW = re.compile(r'^(\d+):(\d+):(\d+\.\d+)\s+\d+\s+(0x[0-9a-f]+) .*requested skew ([+-])(\d+):(\d+):(\d+\.\d+)')
 
 
 def seconds(h, m, s):
