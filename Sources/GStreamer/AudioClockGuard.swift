@@ -53,6 +53,15 @@ public final class AudioClockGuard: Sendable {
     private nonisolated(unsafe) let originalData: gpointer?
     private nonisolated(unsafe) let originalDestroy: GDestroyNotify?
     private let state: Mutex<AudioClockReadingPolicy>
+    /// Who hears of the first absurd reading, and the reading fault a test injects (see `onFirstAbsurdReading`,
+    /// `injectReadingOffset`). Apart from `state` so that the handler is called with no lock held.
+    private let hooks = Mutex(Hooks())
+
+    private struct Hooks {
+        var onFirstAbsurdReading: (@Sendable () -> Void)?
+        var reported = false
+        var readingOffset: UInt64 = 0
+    }
 
     private init(original: GstAudioClockGetTimeFunc, data: gpointer?, destroy: GDestroyNotify?, window: Duration) {
         self.original = original
@@ -72,6 +81,21 @@ public final class AudioClockGuard: Sendable {
     }
     /// The sink's stream is known lost: the guard no longer asks the sink, nor lets it start.
     public var isLost: Bool { state.withLock { $0.isLost } }
+
+    /// Calls `handler` once, on the thread that read the clock (a streaming thread: hop away, take no GStreamer
+    /// lock), when the sink first gives a reading rule 3 refuses: libpulse has wrapped the stream's time, which then
+    /// sticks for the stream's life. The guard hides the wrap from the clock, but not from libpulse: such a stream's
+    /// writes blocked for 1.1, 2.2, then 4.2 s after each later pause and resume (issue 15: 5 of 6 runs of four
+    /// views with a seek and a pause every 5.5 s), freezing its view's video; a new stream does not (3 of 3 runs).
+    public func onFirstAbsurdReading(_ handler: @escaping @Sendable () -> Void) {
+        hooks.withLock { $0.onFirstAbsurdReading = handler }
+    }
+
+    /// Fault injection for tests and the soak: from now on every sink reading is reported `offset` later than the
+    /// sink answered (the jump libpulse's wrap makes is hundreds of years). The stream itself is not touched.
+    public func injectReadingOffset(_ offset: Duration) {
+        hooks.withLock { $0.readingOffset = ClockTime(offset).nanoseconds }
+    }
 
     /// The next start of the sink's device happens no earlier than `delay` from now: the first clock reading from
     /// then on opens a window. Asks the sink once first (see the type's comment): call it where no GStreamer lock
@@ -127,8 +151,23 @@ public final class AudioClockGuard: Sendable {
         case .askSink: break
         }
         let reading = original(clock, originalData)
-        let sinkReading: UInt64? = reading == ClockTime.noneRawValue ? nil : UInt64(reading)
-        return state.withLock { $0.afterAsking(reading: sinkReading, now: now) }.map(GstClockTime.init) ?? ClockTime.noneRawValue
+        let offset = hooks.withLock { $0.readingOffset }
+        let sinkReading: UInt64? = reading == ClockTime.noneRawValue ? nil : UInt64(reading) &+ offset
+        let (answer, refused) = state.withLock { policy in
+            let before = policy.refused
+            return (policy.afterAsking(reading: sinkReading, now: now), policy.refused > before)
+        }
+        if refused { reportAbsurdReading() }
+        return answer.map(GstClockTime.init) ?? ClockTime.noneRawValue
+    }
+
+    private func reportAbsurdReading() {
+        let handler: (@Sendable () -> Void)? = hooks.withLock { hooks in
+            guard !hooks.reported, let handler = hooks.onFirstAbsurdReading else { return nil }
+            hooks.reported = true
+            return handler
+        }
+        handler?()
     }
 
     fileprivate func releaseOriginal() {

@@ -28,6 +28,8 @@ struct AudioOutputState {
     var primingVideoHold: PadProbe?
     /// The PulseAudio daemon the current pulsesink was made for (see `Player.pulseStreamIsCurrent`).
     var pulseServer: PulseServerInstance.Presence = .unknown
+    /// Streams replaced because libpulse wrapped their time (`Player.audioStreamTimeWrapped`).
+    var streamTimeWraps = 0
 }
 
 private struct AudioSinkReplacementSuperseded: Error {}
@@ -167,8 +169,11 @@ extension Player {
             _ = audio.replacements.end(job)
             if pulse {
                 audio.reconnecting = false
-                audio.outputLost = false
-                publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+                // A stream replaced for its wrapped time was never lost: nothing to announce as back.
+                if audio.outputLost {
+                    audio.outputLost = false
+                    publish(.audioOutput(lost: false, reason: "PulseAudio answers again"))
+                }
             }
         } catch {
             // Superseded (cancelled, or a newer replacement began while this one waited): not the view's failure.
@@ -180,6 +185,31 @@ extension Player {
                 fail(PlayerError(view: view, cause: .output("cannot replace the audio output: \(error)")))
             }
         }
+    }
+
+    /// libpulse wrapped the time of the stream `wrapped` guards (see `AudioClockGuard.onFirstAbsurdReading`): the
+    /// view gets a new stream at its position, as after PulseAudio's return, before the wrapped one blocks its
+    /// writes at the next pause and resume and freezes the video. A coordinated view is suspended meanwhile and
+    /// caught up with the group (the replacement's interruption). Nothing to do when that stream has already left
+    /// or another replacement is in flight (it brings a new stream too).
+    func audioStreamTimeWrapped(_ wrapped: AudioClockGuard) {
+        guard audio.clockGuard === wrapped, case .pulse = configuration.audio, failure == nil, !audio.outputLost,
+              audio.replacements.current == nil else { return }
+        audio.streamTimeWraps += 1
+        publish(.audioStreamReplaced(reason: "PulseAudio's time for it jumped years ahead (libpulse wrapped it)"))
+        beginAudioSinkReplacement(pulse: true, at: positionWithoutAudio ?? position ?? .zero,
+                                  resume: machine.target == .playing)
+    }
+
+    /// Streams replaced because libpulse wrapped their time (see `audioStreamTimeWrapped`).
+    public var audioStreamTimeWraps: Int { audio.streamTimeWraps }
+
+    /// Fault injection for tests and the soak: the current PulseAudio stream's time is reported `offset` ahead from
+    /// now on, as libpulse's wrap does (see `AudioClockGuard.injectReadingOffset`). False without a guarded stream.
+    public func injectAudioStreamTimeJump(_ offset: Duration) -> Bool {
+        guard let clockGuard = audio.clockGuard else { return false }
+        clockGuard.injectReadingOffset(offset)
+        return true
     }
 
     /// Whether a state change refused since `losses` was read is the lost PulseAudio stream's doing (see
@@ -211,7 +241,12 @@ extension Player {
     /// and an explicit base time froze pulsesink pipelines after ~2 s in our tests.
     func followSharedClock(_ pulseSink: Element) {
         try? pulseSink.set("provide-clock", false)
-        audio.clockGuard = pulseSink.audioClockGuard
+        let clockGuard = pulseSink.audioClockGuard
+        audio.clockGuard = clockGuard
+        clockGuard?.onFirstAbsurdReading { [weak self, weak clockGuard] in
+            guard let clockGuard else { return }
+            Task { await self?.audioStreamTimeWrapped(clockGuard) }
+        }
         let follower = AudioClockFollower()
         do {
             try pulseSink.setCustomAudioSlaving { follower.observe($0) }

@@ -112,6 +112,9 @@ public enum PlayerEvent: Sendable {
     case interruption(began: Bool)
     /// The PulseAudio stream was lost (server stopped or restarted: the view plays on silently) or is back.
     case audioOutput(lost: Bool, reason: String)
+    /// The view's PulseAudio stream was replaced by a new one at the same position (the old one was not lost:
+    /// `reason` says what was wrong with it).
+    case audioStreamReplaced(reason: String)
     case endOfStream
     case warning(String)
     case failed(PlayerError)

@@ -278,6 +278,8 @@ public actor Stage {
             } else if audioLostViews.remove(number) != nil && audioLostViews.isEmpty {
                 reporter.note("audio output back on PulseAudio")
             }
+        case .audioStreamReplaced(let reason):
+            reporter.note("view \(number): new audio stream (\(reason))")
         case .warning, .seekCompleted, .rateChanged:
             break
         }
