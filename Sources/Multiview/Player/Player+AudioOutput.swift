@@ -192,13 +192,27 @@ extension Player {
     /// writes at the next pause and resume and freezes the video. A coordinated view is suspended meanwhile and
     /// caught up with the group (the replacement's interruption). Nothing to do when that stream has already left
     /// or another replacement is in flight (it brings a new stream too).
+    ///
+    /// Unlike a lost stream's replacement, this one waits for its turn in the command queue: the wrapped stream
+    /// still plays, and wraps come at resumes and seeks, so a replacement that pre-empted would interleave its
+    /// PAUSED and flushing seek with the user's seek in flight. The position is taken when its turn comes.
     func audioStreamTimeWrapped(_ wrapped: AudioClockGuard) {
         guard audio.clockGuard === wrapped, case .pulse = configuration.audio, failure == nil, !audio.outputLost,
               audio.replacements.current == nil else { return }
         audio.streamTimeWraps += 1
         publish(.audioStreamReplaced(reason: "PulseAudio's time for it jumped years ahead (libpulse wrapped it)"))
-        beginAudioSinkReplacement(pulse: true, at: positionWithoutAudio ?? position ?? .zero,
-                                  resume: machine.target == .playing)
+        Task(executorPreference: executor) { [weak self] in await self?.replaceWrappedStream(wrapped) }
+    }
+
+    private func replaceWrappedStream(_ wrapped: AudioClockGuard) async {
+        try? await exclusively {
+            // Checked again: a loss (its own replacement) or a stop may have come while this waited.
+            guard audio.clockGuard === wrapped, failure == nil, !audio.outputLost,
+                  audio.replacements.current == nil else { return }
+            beginAudioSinkReplacement(pulse: true, at: positionWithoutAudio ?? position ?? .zero,
+                                      resume: machine.target == .playing)
+            await audio.replacementTask?.value
+        }
     }
 
     /// Streams replaced because libpulse wrapped their time (see `audioStreamTimeWrapped`).
