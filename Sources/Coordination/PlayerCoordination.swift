@@ -62,7 +62,18 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
                 await endAutomatic(.stallRecovery)
             }
         case .interruption(let began):
-            if began { await beginAutomatic(.audioSessionInterrupted) } else { await endAutomatic(.audioSessionInterrupted) }
+            if began {
+                await beginAutomatic(.audioSessionInterrupted)
+            } else {
+                await endAutomatic(.audioSessionInterrupted)
+                // Still suspended for another reason (the suspension's end caught nothing up): the view goes on
+                // locally as it was before its audio sink was replaced (which left it PAUSED). Seen: a member's
+                // "what happened?" (local seek, 2×) whose stream was replaced for a wrapped time stayed PAUSED, and
+                // its suspension never ended (MemberProcessTests, repeat run 1 on 2f9ec53).
+                if await player.takePlayedBeforeAudioReplacement(), !(await coordinator.suspensionReasons).isEmpty {
+                    try? await player.playLocally()
+                }
+            }
         default:
             break
         }

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import GStreamer
 import Multiview
@@ -115,6 +116,56 @@ extension StreamTimeWrapTests {
                 let failure = await p.failure
                 XCTAssertNil(failure, "a view failed")
             }
+        }
+    }
+}
+
+extension StreamTimeWrapTests {
+    /// A coordinated view suspended for a reason of its own and playing locally (as "what happened?" plays it at
+    /// 2×) keeps playing through a replacement of its stream: the interruption's end catches nothing up while that
+    /// suspension lasts, and the view stayed PAUSED (a member's "what happened?" never ended: MemberProcessTests,
+    /// repeat run 1 on 2f9ec53). When the suspension ends, the view rejoins the group.
+    func testAViewSuspendedForAnotherReasonPlaysOnThroughTheReplacement() async throws {
+        XCTAssertTrue(GStreamer.ensureInitialized())
+        try await withPulseKillFixture { fixture in
+            let views = try await fixture.coordinatedViews(["angle1-wide.mp4", "angle4-overhead.mp4"])
+            let players = views.map(\.player)
+            try await players[0].play()   // the group's play
+            let started = await eventually(timeout: .seconds(15)) {
+                for p in players {
+                    guard await p.currentStatus.state == .playing, (await p.position?.seconds ?? 0) > 1.0 else { return false }
+                }
+                return true
+            }
+            XCTAssertTrue(started, "the group did not start")
+
+            let suspension = await views[1].coordinator.beginSuspension(for: SuspensionReason("test: own reason"))
+            try await players[1].playLocally()
+            let injected = await players[1].injectAudioStreamTimeJump(.seconds(100 * 365 * 86_400))
+            XCTAssertTrue(injected, "view 2's PulseAudio sink has no clock guard")
+            let noticed = await eventually(timeout: .seconds(5)) { await players[1].audioStreamTimeWraps == 1 }
+            XCTAssertTrue(noticed, "view 2's wrapped stream time was not noticed within 5 s")
+            // The replacement is over once the interruption's suspension has gone; the view's own stays.
+            let replaced = await eventually(timeout: .seconds(10)) {
+                await views[1].coordinator.suspensionReasons == [SuspensionReason("test: own reason")]
+            }
+            let reasons = await views[1].coordinator.suspensionReasons
+            XCTAssertTrue(replaced, "view 2's suspensions after the replacement: \(reasons)")
+            let before = await players[1].position?.seconds ?? 0
+            let advanced = await eventually(timeout: .seconds(5)) {
+                let state = await players[1].currentStatus.state, position = await players[1].position?.seconds ?? 0
+                return state == .playing && position > before + 1
+            }
+            let status = await players[1].currentStatus
+            XCTAssertTrue(advanced, "view 2 does not play on through its replacement (from \(before) s): \(status)")
+
+            try await suspension.end()
+            let rejoined = await eventually(timeout: .seconds(10)) {
+                let s0 = await players[0].currentStatus.state, s1 = await players[1].currentStatus.state
+                let p0 = await players[0].position?.seconds ?? 0, p1 = await players[1].position?.seconds ?? 0
+                return s0 == .playing && s1 == .playing && abs(p0 - p1) < 0.1
+            }
+            XCTAssertTrue(rejoined, "view 2 did not rejoin the group when its suspension ended")
         }
     }
 }

@@ -30,6 +30,8 @@ struct AudioOutputState {
     var pulseServer: PulseServerInstance.Presence = .unknown
     /// Streams replaced because libpulse wrapped their time (`Player.audioStreamTimeWrapped`).
     var streamTimeWraps = 0
+    /// Whether the view played (or was asked to) when its last coordinated sink replacement began.
+    var playingBeforeReplacement = false
 }
 
 private struct AudioSinkReplacementSuperseded: Error {}
@@ -160,7 +162,9 @@ extension Player {
             try await flushingSeek(to: job.position, rate: rate, flags: [.flush, .accurate], timeout: .seconds(20))
             try checkOwner(job)
             if interceptor != nil {
-                // The coordinator rejoins the group (catch-up) when the interruption ends.
+                // The coordinator rejoins the group (catch-up) when the interruption ends — unless the view stays
+                // suspended for another reason; then it goes on as the replacement found it (see there).
+                audio.playingBeforeReplacement = audio.replacements.resumes(orElse: job.resume)
                 publish(.interruption(began: false))
             } else if audio.replacements.resumes(orElse: job.resume) {
                 try await changeState(to: .playing, timeout: .seconds(20))
@@ -217,6 +221,16 @@ extension Player {
 
     /// Streams replaced because libpulse wrapped their time (see `audioStreamTimeWrapped`).
     public var audioStreamTimeWraps: Int { audio.streamTimeWraps }
+
+    /// Whether the view played (or was asked to) when its last sink replacement under a coordinator began: the
+    /// replacement leaves a coordinated view PAUSED for the coordinator's catch-up, and a view that stays
+    /// suspended for another reason (`whatHappened` playing it locally at 2×) must play on instead.
+    /// Read once: answers for the replacement that ended last and forgets it (a later interruption's end, a cork
+    /// by PulseAudio, has no replacement behind it).
+    public func takePlayedBeforeAudioReplacement() -> Bool {
+        defer { audio.playingBeforeReplacement = false }
+        return audio.playingBeforeReplacement
+    }
 
     /// Fault injection for tests and the soak: the current PulseAudio stream's time is reported `offset` ahead from
     /// now on, as libpulse's wrap does (see `AudioClockGuard.injectReadingOffset`). False without a guarded stream.
