@@ -185,6 +185,9 @@ public actor MemberSession {
                 let link = try await Self.connect(host: host, port: port, token: token, name: name,
                                                   clockTuning: clockTuning, log: log)
                 current = link
+                // Progress: the views' move to the new link waits for its clock (up to `settleLimit`) and their
+                // catch-ups; "rejoined" comes after that.
+                log("group session: a host answers at \(host):\(port) again: joining its group as \(link.welcome.memberID)")
                 // The old link's guard stops, and the suspensions it holds end, while the views are between the
                 // two media: left held, a view would ignore the catch-up of its join (told it joined, it played on
                 // alone; with 5 ms polls the new clock often settled before that guard's next look); ended through

@@ -46,8 +46,8 @@ final class StageCLITests: XCTestCase {
                           "coordinated \(coordinated): \(result.stderr)")
             XCTAssertFalse(result.stderr.contains("seek 42.5: done"), result.stderr)
             XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(6), "played to --duration")
-            let last = try XCTUnwrap(result.stdout.split(separator: "\n").last)
-            XCTAssertEqual(last.components(separatedBy: "PLAYING").count - 1, 2, "both views still playing: \(last)")
+            assertEveryViewPlaysAtTheEnd(result.stdout, views: 2, "coordinated \(coordinated), both views still playing: "
+                                         + "stdout:\n\(result.stdout)\nstderr:\n\(result.stderr)")
         }
     }
 
