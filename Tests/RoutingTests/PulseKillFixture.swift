@@ -2,6 +2,7 @@ import Coordination
 import Foundation
 import GStreamer
 import Multiview
+import TestSupport
 
 /// The set-up every "PulseAudio goes away under playing views" test shares: a PulseAudio daemon of the test's own
 /// (`PrivatePulseDaemon`, so the shared test daemon is never stopped), started, with `PULSE_SERVER` pointed at it
@@ -69,6 +70,21 @@ final class PulseKillFixture {
         return views
     }
 
+    /// Views `files` coordinated as `coordinatedViews` makes them, started by the group's play; returns once every
+    /// view is PLAYING past `seconds`, throws when the group has not started so within 15 s.
+    func playingGroup(_ files: [String], past seconds: Double = 1.0) async throws -> [PlayerCoordination] {
+        let views = try await coordinatedViews(files)
+        let players = views.map(\.player)
+        try await players[0].play()   // the group's play
+        let started = await eventually(timeout: .seconds(15)) { await allPlaying(players, past: seconds) }
+        guard started else {
+            var states: [PlayerStatus] = []
+            for p in players { states.append(await p.currentStatus) }
+            throw FixtureError("the group did not start: \(states)")
+        }
+        return views
+    }
+
     /// Stops the fixture's players (their pulsesinks close their connection to this daemon), stops reading
     /// events, gives `PULSE_SERVER` back and stops the daemon.
     func tearDown() async {
@@ -96,4 +112,18 @@ func withPulseKillFixture(_ body: (PulseKillFixture) async throws -> Void) async
 actor AudioEvents {
     private(set) var values: [Bool] = []
     func add(_ v: Bool) { values.append(v) }
+}
+
+/// Whether every one of `players` is PLAYING past `seconds` of media.
+func allPlaying(_ players: [Player], past seconds: Double) async -> Bool {
+    for p in players {
+        guard await p.currentStatus.state == .playing, (await p.position?.seconds ?? 0) > seconds else { return false }
+    }
+    return true
+}
+
+/// A set-up step of the fixture that did not happen.
+struct FixtureError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

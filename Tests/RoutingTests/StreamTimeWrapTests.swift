@@ -78,17 +78,8 @@ extension StreamTimeWrapTests {
     func testACoordinatedViewWhoseStreamTimeWrapsRejoinsTheGroup() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try await withPulseKillFixture { fixture in
-            let views = try await fixture.coordinatedViews(["angle1-wide.mp4", "angle4-overhead.mp4"])
+            let views = try await fixture.playingGroup(["angle1-wide.mp4", "angle4-overhead.mp4"])
             let players = views.map(\.player)
-            try await players[0].play()   // the group's play
-            func allPlaying(past seconds: Double) async -> Bool {
-                for p in players {
-                    guard await p.currentStatus.state == .playing, (await p.position?.seconds ?? 0) > seconds else { return false }
-                }
-                return true
-            }
-            let started = await eventually(timeout: .seconds(15)) { await allPlaying(past: 1.0) }
-            XCTAssertTrue(started, "the group did not start")
 
             let injected = await players[1].injectAudioStreamTimeJump(.seconds(100 * 365 * 86_400))
             XCTAssertTrue(injected, "view 2's PulseAudio sink has no clock guard")
@@ -97,7 +88,7 @@ extension StreamTimeWrapTests {
 
             // Replaced and caught up: both play, together, and the group advances.
             let rejoined = await eventually(timeout: .seconds(10)) {
-                guard await allPlaying(past: 0) else { return false }
+                guard await allPlaying(players, past: 0) else { return false }
                 let p0 = await players[0].position?.seconds ?? 0, p1 = await players[1].position?.seconds ?? 0
                 return abs(p0 - p1) < 0.1
             }
@@ -128,16 +119,8 @@ extension StreamTimeWrapTests {
     func testAViewSuspendedForAnotherReasonPlaysOnThroughTheReplacement() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try await withPulseKillFixture { fixture in
-            let views = try await fixture.coordinatedViews(["angle1-wide.mp4", "angle4-overhead.mp4"])
+            let views = try await fixture.playingGroup(["angle1-wide.mp4", "angle4-overhead.mp4"])
             let players = views.map(\.player)
-            try await players[0].play()   // the group's play
-            let started = await eventually(timeout: .seconds(15)) {
-                for p in players {
-                    guard await p.currentStatus.state == .playing, (await p.position?.seconds ?? 0) > 1.0 else { return false }
-                }
-                return true
-            }
-            XCTAssertTrue(started, "the group did not start")
 
             let suspension = await views[1].coordinator.beginSuspension(for: SuspensionReason("test: own reason"))
             try await players[1].playLocally()
