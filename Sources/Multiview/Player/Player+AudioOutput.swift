@@ -201,8 +201,7 @@ extension Player {
     /// still plays, and wraps come at resumes and seeks, so a replacement that pre-empted would interleave its
     /// PAUSED and flushing seek with the user's seek in flight. The position is taken when its turn comes.
     func audioStreamTimeWrapped(_ wrapped: AudioClockGuard) {
-        guard audio.clockGuard === wrapped, case .pulse = configuration.audio, failure == nil, !audio.outputLost,
-              audio.replacements.current == nil else { return }
+        guard wrappedStreamIsStillToReplace(wrapped) else { return }
         audio.streamTimeWraps += 1
         publish(.audioStreamReplaced(reason: "PulseAudio's time for it jumped years ahead (libpulse wrapped it)"))
         Task(executorPreference: executor) { [weak self] in await self?.replaceWrappedStream(wrapped) }
@@ -211,12 +210,18 @@ extension Player {
     private func replaceWrappedStream(_ wrapped: AudioClockGuard) async {
         try? await exclusively {
             // Checked again: a loss (its own replacement) or a stop may have come while this waited.
-            guard audio.clockGuard === wrapped, failure == nil, !audio.outputLost,
-                  audio.replacements.current == nil else { return }
+            guard wrappedStreamIsStillToReplace(wrapped) else { return }
             beginAudioSinkReplacement(pulse: true, at: positionWithoutAudio ?? position ?? .zero,
                                       resume: machine.target == .playing)
             await audio.replacementTask?.value
         }
+    }
+
+    /// The wrapped stream is still the view's PulseAudio stream, and nothing else (a failure, a loss, another
+    /// replacement) has taken it out of the pipeline.
+    private func wrappedStreamIsStillToReplace(_ wrapped: AudioClockGuard) -> Bool {
+        guard case .pulse = configuration.audio else { return false }
+        return audio.clockGuard === wrapped && failure == nil && !audio.outputLost && audio.replacements.current == nil
     }
 
     /// Streams replaced because libpulse wrapped their time (see `audioStreamTimeWrapped`).

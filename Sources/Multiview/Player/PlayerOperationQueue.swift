@@ -96,17 +96,17 @@ extension Player {
         // the seek's outcome for the callers merged into it, who were not. They queue the seek again (the newest
         // target still wins) instead of getting this caller's CancellationError: the soak-seek-race printed
         // "error: view N: seek T: CancellationError()" for seeks that merely came last.
-        if Task.isCancelled {
+        func handOver() -> CancellationError {
             for caller in seek.merged { caller.resume(returning: false) }
-            throw CancellationError()
+            return CancellationError()
         }
+        if Task.isCancelled { throw handOver() }
         do {
             try await seekNow(to: seek.position, accurate: seek.accurate, timeout: timeout)
             for caller in seek.merged { caller.resume(returning: true) }
         } catch is CancellationError where Task.isCancelled {
             // Cancelled during the seek: the same hand-over (the seek may have landed; queued again, it lands).
-            for caller in seek.merged { caller.resume(returning: false) }
-            throw CancellationError()
+            throw handOver()
         } catch {
             for caller in seek.merged { caller.resume(throwing: error) }
             throw error
