@@ -79,6 +79,12 @@ public final class AudioClockGuard: Sendable {
     public var stoppedTimeRefusals: (count: Int, lastExcess: Duration) {
         state.withLock { ($0.stoppedTimeRefused, .nanoseconds(Int64($0.lastStoppedExcess))) }
     }
+    /// The last start's calibration reading and the stopped time rule 4 judged it against (nil: none noted).
+    public var lastOpening: (reading: Duration, stopped: Duration?)? {
+        state.withLock { policy in
+            policy.lastOpening.map { (.nanoseconds(Int64($0.reading)), $0.stopped.map { .nanoseconds(Int64($0)) }) }
+        }
+    }
     /// The sink's stream is known lost: the guard no longer asks the sink, nor lets it start.
     public var isLost: Bool { state.withLock { $0.isLost } }
 

@@ -74,6 +74,9 @@ public struct AudioClockReadingPolicy: Sendable {
     private var absorbingUntil: UInt64?
     /// The stream's time when its device was last stopped, until the next window opens (rule 4).
     public private(set) var stoppedReading: UInt64?
+    /// The last window-opening reading and the stopped time it was judged against (nil: none noted): what a
+    /// stalled start's diagnosis needs.
+    public private(set) var lastOpening: (reading: UInt64, stopped: UInt64?)?
 
     public init(window: UInt64, jumpTolerance: UInt64 = 10_000_000_000, absurdTime: UInt64 = 86_400_000_000_000,
                 stopTolerance: UInt64 = 1_000_000_000, absorbLimit: UInt64 = 250_000_000,
@@ -138,6 +141,7 @@ public struct AudioClockReadingPolicy: Sendable {
         var answer = reading
         if let after = armedAfter, now >= after {
             armedAfter = nil
+            lastOpening = (reading, stoppedReading)
             if let stopped = stoppedReading, reading > stopped, reading - stopped > stopTolerance {
                 // Rule 4: the stream cannot have run while the sink was stopped.
                 stoppedTimeRefused += 1

@@ -39,10 +39,19 @@ final class AddedViewAudioTests: XCTestCase {
         }
         try await set.playAll()
         let startNs = set.nowNs
+        let wrapsAtStart = await wraps(set)
         let rendering = await set.waitRendering(since: 0, count: 10, timeout: .seconds(20))
         check(rendering, "the group never rendered: \(await set.statuses())")
         try await Task.sleep(for: .seconds(2.5))
-        assertFeeding(feeds, since: startNs, until: set.nowNs, "the group's start", diagnosis: await diagnosis(set, feeds))
+        // A view whose stream libpulse wrapped meanwhile has a new stream (its own remedy, StreamTimeWrapTests): the
+        // old stream's feed says nothing about this, so that view is judged by the end's "every view plays" only.
+        let replacedAtStart = await replaced(set, since: wrapsAtStart)
+        assertFeeding(feeds.filter { !replacedAtStart.contains($0.key) }, since: startNs, until: set.nowNs,
+                      "the group's start", diagnosis: await diagnosis(set, feeds))
+        for number in replacedAtStart {
+            print("[the group's start] view \(number): stream replaced (libpulse wrapped its time); not judged here")
+            feeds[number] = nil
+        }
 
         // Additions, one after another, while the group plays: an HLS angle (the soak's), then local ones.
         let additions = [server.uri("angle4/master.m3u8"), Media.angles[2], Media.angles[0]]
@@ -54,9 +63,12 @@ final class AddedViewAudioTests: XCTestCase {
                 check(back, "the group did not play again after its seek back: \(await set.statuses())")
             }
             let added = try await set.add(uri, number: number, item: "event", audio: audio)
-            let feed = try await AudioFeed(added.player)
+            var feed = try await AudioFeed(added.player)
+            var wrapsBefore = await added.player.audioStreamTimeWraps
             feeds[number] = feed
             let log = await added.player.eventLog(clock: set.clock)
+            let coordinatorLog = await added.coordinator.eventLog(clock: set.clock)
+            let joinNs = set.nowNs
             try await added.coordinator.join()
             let playing = await eventually(timeout: .seconds(20)) {
                 let s = await added.player.currentStatus
@@ -66,26 +78,60 @@ final class AddedViewAudioTests: XCTestCase {
                 XCTFail("view \(number) never played: \(log.statuses()) — \(await diagnosis(set, feeds))")
                 break
             }
-            // PLAYING is published from the start instant on (a preroll frame of an earlier aim may come before).
-            let playingNs = set.nowNs
-            let rendered = await set.waitRendering(since: playingNs, views: [number], count: 3, timeout: .seconds(10))
-            check(rendered, "view \(number) says PLAYING but renders nothing — \(await diagnosis(set, feeds))")
-            let before = (position: await added.player.position, ns: set.nowNs)
-            try await Task.sleep(for: .seconds(2.5))
-            let after = (position: await added.player.position, ns: set.nowNs)
-            let elapsed = Double(after.ns - before.ns) / 1e9
-            let moved = (after.position?.seconds ?? 0) - (before.position?.seconds ?? 0)
-            let frames = set.frames(since: before.ns, views: [number]).count
-            check(moved > 0.75 * elapsed && frames >= Int(15 * elapsed),
-                  "view \(number) over \(elapsed) s after it started: position moved \(moved) s, \(frames) frames; " +
-                  "statuses \(log.statuses()) — \(await diagnosis(set, feeds))")
-            assertFeeding([number: feed], since: playingNs, until: set.nowNs, "view \(number) added",
-                          diagnosis: await diagnosis(set, feeds))
+            // Judged over 2.5 s from its start. Should libpulse wrap its new stream's time meanwhile (seen right after
+            // an added HLS view's first start: CI, and 1 in 6 runs of the serial shard), the view gets a new stream
+            // and catches up with the group (its own remedy, StreamTimeWrapTests): judged again from then, once.
+            for attempt in 1...2 {
+                // PLAYING is published from the start instant on (a preroll frame of an earlier aim may come before).
+                let playingNs = set.nowNs
+                let rendered = await set.waitRendering(since: playingNs, views: [number], count: 3, timeout: .seconds(10))
+                let before = (position: await added.player.position, ns: set.nowNs)
+                try await Task.sleep(for: .seconds(2.5))
+                let after = (position: await added.player.position, ns: set.nowNs)
+                if attempt == 1, await added.player.audioStreamTimeWraps > wrapsBefore {
+                    print("[view \(number) added] its stream was replaced (libpulse wrapped its time): judged again " +
+                          "once it plays with the new one")
+                    let back = await eventually(timeout: .seconds(20)) {
+                        let s = await added.player.currentStatus
+                        return s.state == .playing && s.waitingToPlay == nil
+                    }
+                    check(back, "view \(number) did not play again after its stream's replacement: \(log.statuses())")
+                    feed = try await AudioFeed(added.player)
+                    feeds[number] = feed
+                    wrapsBefore = await added.player.audioStreamTimeWraps
+                    continue
+                }
+                let elapsed = Double(after.ns - before.ns) / 1e9
+                let moved = (after.position?.seconds ?? 0) - (before.position?.seconds ?? 0)
+                let frames = set.frames(since: before.ns, views: [number]).count
+                let timeline = "since its join (PLAYING at " +
+                    String(format: "%+.3f s", (Double(playingNs) - Double(joinNs)) / 1e9) + "): player " +
+                    "\(log.timeline(from: joinNs)); coordinator \(coordinatorLog.timeline(from: joinNs))"
+                check(rendered, "view \(number) says PLAYING but renders nothing — \(timeline) — \(await diagnosis(set, feeds))")
+                check(moved > 0.75 * elapsed && frames >= Int(15 * elapsed),
+                      "view \(number) over \(elapsed) s after it started: position moved \(moved) s, \(frames) frames; " +
+                      "\(timeline) — \(await diagnosis(set, feeds))")
+                assertFeeding([number: feed], since: playingNs, until: set.nowNs, "view \(number) added",
+                              diagnosis: "\(timeline) — \(await diagnosis(set, feeds))")
+                break
+            }
         }
         // Every view plays with the group in the end (an HLS view may still be catching up after the seek back).
         let allPlaying = await eventually(timeout: .seconds(15)) { await set.allPlaying() }
         check(allPlaying, "not every view plays at the end: \(await set.statuses()) — \(await diagnosis(set, feeds))")
         await set.tearDown()
+    }
+
+    /// Each view's streams replaced for a wrapped time so far (`Player.audioStreamTimeWraps`), by view number.
+    private func wraps(_ set: CoordinatedViews) async -> [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for player in set.players { counts[player.view.number] = await player.audioStreamTimeWraps }
+        return counts
+    }
+
+    /// The views whose stream was replaced for a wrapped time since `counts` were taken.
+    private func replaced(_ set: CoordinatedViews, since counts: [Int: Int]) async -> [Int] {
+        await wraps(set).filter { $0.value > counts[$0.key, default: 0] }.map(\.key).sorted()
     }
 
     /// Each feed took audio without a pause longer than `longestFeedPause` between `since` and `until` (clock ns),
@@ -119,7 +165,8 @@ final class AddedViewAudioTests: XCTestCase {
             let position = await player.position
             let follower = await player.audioClockStatistics
             let guarded = await player.audio.clockGuard.map {
-                "\($0.statistics), refused \($0.refusedReadings), stopped-time \($0.stoppedTimeRefusals)"
+                "\($0.statistics), refused \($0.refusedReadings), stopped-time \($0.stoppedTimeRefusals), " +
+                "last start calibrated on \($0.lastOpening.map { "\($0)" } ?? "-")"
             }
             lines.append("view \(n): \(status) at \(position.map { "\($0)" } ?? "-"), audio fed to " +
                          "\(feeds[n]?.latest.map { "\($0)" } ?? "-") (\(feeds[n]?.buffers ?? 0) buffers), " +

@@ -41,6 +41,12 @@ final class EventLog<Value: Sendable>: Sendable {
     var all: [Stamped<Value>] { storage.entries.withLock { $0 } }
     var values: [Value] { all.map(\.value) }
     func since(_ clockNs: UInt64) -> [Stamped<Value>] { all.filter { $0.clockNs >= clockNs } }
+
+    /// Every entry as "+S.SSS s value", seconds from `originNs`: a failure message's timeline.
+    func timeline(from originNs: UInt64) -> String {
+        all.map { String(format: "%+.3f s ", (Double($0.clockNs) - Double(originNs)) / 1e9) + "\($0.value)" }
+            .joined(separator: ", ")
+    }
 }
 
 extension EventLog where Value == PlayerEvent {

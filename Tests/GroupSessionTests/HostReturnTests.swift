@@ -78,12 +78,7 @@ final class HostReturnTests: XCTestCase {
                               + String(member.stderr.suffix(2500)))
         }
         let joinedAt = monotonicNow()
-        // Two more status lines, both playing: frames of the returned group's timeline to compare.
-        let lines = member.stdout.split(separator: "\n").count
-        try await member.waitFor("two status lines playing after the rejoin", timeout: .seconds(20)) { out, _ in
-            let all = out.split(separator: "\n")
-            return all.count >= lines + 2 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
-        }
+        try await member.waitForAlignedPlayback(after: "the rejoin")
 
         member.send("q")
         let status = try await member.waitForExit(timeout: .seconds(20))

@@ -66,12 +66,7 @@ final class LinkFaultTests: XCTestCase {
             (out + err).components(separatedBy: joinedLine).count > joinedBefore
         }
         let rejoinedAt = monotonicNow()
-        // Two more status lines of the cut member, both playing: frames of the group's timeline to compare.
-        let lines = cut.stdout.split(separator: "\n").count
-        try await cut.waitFor("two status lines playing after the rejoin", timeout: .seconds(20)) { out, _ in
-            let all = out.split(separator: "\n")
-            return all.count >= lines + 2 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
-        }
+        try await cut.waitForAlignedPlayback(after: "the rejoin")
 
         for member in [cut, steady] {
             member.send("q")
@@ -147,11 +142,7 @@ final class LinkFaultTests: XCTestCase {
             err.components(separatedBy: joinedLine).count > joinedBefore
         }
         let rejoinedAt = monotonicNow()
-        let lines = member.stdout.split(separator: "\n").count
-        try await member.waitFor("three status lines playing after the rejoin", timeout: .seconds(20)) { out, _ in
-            let all = out.split(separator: "\n")
-            return all.count >= lines + 3 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
-        }
+        try await member.waitForAlignedPlayback(after: "the rejoin")
         XCTAssertFalse(host.stderr.contains("dropped"), "the host kept the member: \(host.stderr.suffix(2000))")
 
         member.send("q")

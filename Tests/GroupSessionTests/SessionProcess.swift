@@ -73,6 +73,18 @@ final class SessionProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits until four more status lines than now have come, the last two playing: about 3 s of rendering to
+    /// compare with the host's (`LinkFaultTests.assertAligned` needs 10 frames both rendered). Two lines (1-2 s)
+    /// left 7 such frames in CI under the shards' load: qos drops late frames on either side, and only frames
+    /// both rendered count.
+    func waitForAlignedPlayback(after event: String, timeout: Duration = .seconds(20)) async throws {
+        let lines = stdout.split(separator: "\n").count
+        try await waitFor("four status lines after \(event), the last two playing", timeout: timeout) { out, _ in
+            let all = out.split(separator: "\n")
+            return all.count >= lines + 4 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
+        }
+    }
+
     func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32 {
         guard await eventually(timeout: timeout, { !process.isRunning }) else {
             throw TestFailure("\(name) still running \(timeout) after it was asked to end\nstderr: \(stderr.suffix(2000))")
