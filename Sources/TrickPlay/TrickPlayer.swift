@@ -24,8 +24,9 @@ public enum TrickPlayEvent: Sendable {
 /// AVPlayer's `rate = ±8` over an asset with an I-frame playlist, and of its scrub thumbnails.
 ///
 /// Trick play runs a media clock at `rate` from the start position and shows, whenever the clock crosses an
-/// I-frame boundary, the I-frame it crossed (`TrickPlayChoice`) (fetched as a byte range, decoded alone). A slow fetch or
-/// decode skips I-frames rather than slowing the clock, so 8× stays 8×. `stop()` returns the clock so the
+/// I-frame boundary, the I-frame it crossed (`TrickPlayChoice`) (fetched as a byte range, decoded alone). The clock
+/// starts once the I-frame at the start position is shown; from then on a slow fetch or decode skips I-frames
+/// rather than slowing the clock, so 8× stays 8×. `stop()` returns the clock so the
 /// view's ordinary player can seek there and resume at 1×.
 ///
 /// Owner: this actor owns the playlists, the clock and the running task; the fetcher (an actor) and the
@@ -98,15 +99,38 @@ public actor TrickPlayer {
         try await load()
         _ = stop()
         let start = min(max(from, 0), duration)
+        // The clock starts once the first I-frame is on screen: its fetch and decode (a fresh process's first
+        // decode loads the decoder's plugins) took over a second on two loaded cores, and a clock already running
+        // skipped every I-frame of that second (a 1.25 s rewind showed its first and last only, in test repeats).
+        let generation = startGeneration()
+        let first = TrickPlayChoice.index(times: trickFrames.map(\.mediaTime), clock: start, rate: rate, start: start)
+        let frame = trickFrames[first]
+        let picture: DecodedFrame
+        do {
+            picture = try await decoder.decode(try await fetcher.bytes(of: frame), from: frame.url)
+        } catch {
+            throw TrickPlayViewError(view: view, cause: error)
+        }
+        // Another play or a stop came while this one decoded: that one stands.
+        guard generation == self.generation else { return }
+        events(.frame(TrickFrame(mediaTime: frame.mediaTime, clock: start, index: first, picture: picture)))
         run = Run(wallStart: .now, mediaStart: start, rate: rate)
         stoppedAt = nil
-        task = Task { await self.loop(events) }
+        task = Task { await self.loop(events, shown: first) }
+    }
+
+    /// Counts plays and stops: a play that awaited its first frame starts only if nothing came in between.
+    private var generation = 0
+    private func startGeneration() -> Int {
+        generation += 1
+        return generation
     }
 
     /// Ends trick play; returns the media time to resume at (nil if it never ran).
     @discardableResult
     public func stop() -> Double? {
         task?.cancel(); task = nil
+        generation += 1
         if run != nil { stoppedAt = clock(); run = nil }
         return stoppedAt
     }
@@ -123,8 +147,8 @@ public actor TrickPlayer {
         return min(max(run.mediaStart + seconds * run.rate, 0), duration)
     }
 
-    private func loop(_ events: @escaping @Sendable (TrickPlayEvent) -> Void) async {
-        var shown = -1
+    private func loop(_ events: @escaping @Sendable (TrickPlayEvent) -> Void, shown first: Int) async {
+        var shown = first
         while !Task.isCancelled, let run {
             let now = clock()
             let times = trickFrames.map(\.mediaTime)

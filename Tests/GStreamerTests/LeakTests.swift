@@ -80,7 +80,11 @@ final class LeakTests: XCTestCase {
             await fulfillment(of: [all], timeout: defaultTimeout)
             try pipeline.setState(.null)
             XCTAssertTrue(outlivingConnection.isConnected)
-            XCTAssertEqual(pipeline.referenceCount, 1)
+            // Settles rather than is at once: the stream's end (num-buffers) races the stop, and GStreamer's own
+            // handling of it can hold the pipeline a moment past `setState(.null)` (2 refs right after it, once in
+            // a repeat run on e67ca27). A leak stays.
+            let count = await settledReferenceCount(of: pipeline)
+            XCTAssertEqual(count, 1, "only the Swift owner holds the stopped pipeline")
             withExtendedLifetime(probe) {}
         }
         XCTAssertFalse(pipelineRef.isAlive)
@@ -115,5 +119,15 @@ final class LeakTests: XCTestCase {
         await fulfillment(of: [recorder.finished.expectation("stream finished") { $0 }], timeout: defaultTimeout)
         XCTAssertFalse(pipelineRef.isAlive)
         XCTAssertFalse(sinkRef.isAlive)
+    }
+
+    /// The object's reference count once it stops changing to 1 (polled for up to 2 s): a count above 1 that stays
+    /// is a leak; one that drops back is another thread finishing with it.
+    private func settledReferenceCount(of pipeline: Pipeline) async -> UInt32 {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while pipeline.referenceCount != 1 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return pipeline.referenceCount
     }
 }

@@ -146,7 +146,12 @@ final class MemberProcessTests: XCTestCase {
         }
         // A host comes back at the same address with the same token: the member rejoins its group.
         let (returned, _) = try await startHost(directory, port: port, name: "returned-host")
-        try await second.waitForLine(containing: "group session: rejoined 127.0.0.1:\(port) as m1")
+        // Two steps, each with its own deadline: the host answering (within a second of listening), then the views'
+        // move (the new clock's settling, up to 5 s, and each view's catch-up). One 15 s wait for both ran out once
+        // on a loaded machine (repeat run on f1334c9) with the member already in the host's participants.
+        try await second.waitForLine(containing: "group session: a host answers at 127.0.0.1:\(port) again",
+                                     timeout: .seconds(20))
+        try await second.waitForLine(containing: "group session: rejoined 127.0.0.1:\(port) as m1", timeout: .seconds(30))
         try await returned.waitForLine(containing: "group session: m1.view1 joined item multiview-event")
         try await second.waitForLine(containing: "group: view1 joined the group's timeline")
         returned.send("end")

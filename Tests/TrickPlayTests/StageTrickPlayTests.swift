@@ -55,6 +55,11 @@ final class StageTrickPlayTests: XCTestCase {
             input.yield(.preview(view: 1, seconds: 7, path: previewPath))
             input.yield(.trickPlay(view: 2, rate: 8))
             input.yield(.trickPlay(view: 1, rate: 8))
+            // ≈1 s of trick play from its start (its note): the playlists' load before it took 0.55 s of a fixed
+            // 1 s wait under the shards' load (repeat run 1 on e67ca27: 3.6 s of media instead of ≈8).
+            _ = await eventually(timeout: .seconds(10)) {
+                reporter.notes.contains { $0.hasPrefix("view 1: trick play ff 8x from ") }
+            }
             try? await Task.sleep(for: .milliseconds(1000))
             input.yield(.play)
             try? await Task.sleep(for: .seconds(2))
