@@ -46,8 +46,18 @@ final class PlayerctlCLITests: XCTestCase {
                                               "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "Rate"],
                            environment: bus.environment).stdout
         XCTAssertTrue(rate.contains("<2.0>"), rate)
-        app.send("s")
-        try await Task.sleep(for: .milliseconds(300))
+        // Measured once both views play at the new rate together (no view waiting, positions within 0.3 s): a view
+        // still being caught up after the rate change jumps forward meanwhile (view 2 "moved" 6.1 s in 2.3 s, a
+        // repeat run on 185843d, while view 1 moved 4.6 s and the two ended together).
+        let together = await eventually(timeout: .seconds(15)) {
+            app.send("s")
+            try? await Task.sleep(for: .milliseconds(300))
+            guard let line = app.output.stdout.split(separator: "\n").last(where: { $0.hasPrefix("[") }),
+                  !line.contains("waiting"), let views = lastStatus(app.output.stdout), views.count == 2,
+                  views.allSatisfy({ $0.state == "PLAYING" }) else { return false }
+            return abs(views[0].seconds - views[1].seconds) <= 0.3
+        }
+        XCTAssertTrue(together, "the views never played together at 2×: \(app.output.stdout.split(separator: "\n").last ?? "")")
         let start = lastStatus(app.output.stdout) ?? []
         try await Task.sleep(for: .seconds(2))
         app.send("s")
