@@ -102,7 +102,7 @@ public actor TrickPlayer {
         // The clock starts once the first I-frame is on screen: its fetch and decode (a fresh process's first
         // decode loads the decoder's plugins) took over a second on two loaded cores, and a clock already running
         // skipped every I-frame of that second (a 1.25 s rewind showed its first and last only, in test repeats).
-        let generation = startGeneration()
+        let generation = self.generation   // `stop()` above counted this play
         let first = TrickPlayChoice.index(times: trickFrames.map(\.mediaTime), clock: start, rate: rate, start: start)
         let frame = trickFrames[first]
         let picture: DecodedFrame
@@ -119,12 +119,9 @@ public actor TrickPlayer {
         task = Task { await self.loop(events, shown: first) }
     }
 
-    /// Counts plays and stops: a play that awaited its first frame starts only if nothing came in between.
+    /// Counts `stop()`s (every play begins with one): a play that awaited its first frame starts only if no play
+    /// or stop came in between.
     private var generation = 0
-    private func startGeneration() -> Int {
-        generation += 1
-        return generation
-    }
 
     /// Ends trick play; returns the media time to resume at (nil if it never ran).
     @discardableResult

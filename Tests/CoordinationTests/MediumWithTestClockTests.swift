@@ -2,6 +2,7 @@ import Clocks
 import Coordination
 import GStreamer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The medium's behaviour with fake participants and a test clock: no pipeline, no daemon, no sleeping; the
@@ -182,12 +183,7 @@ final class MediumWithTestClockTests: XCTestCase {
             // From the minimum wait on, the play ends within this second: let it end (real time) before the next
             // one. One more second advanced before the failed play was seen let the medium catch b up (its gate
             // opens when its first preparation is cancelled), and b was no longer left behind (1 in 60 runs alone).
-            if step >= 4 {
-                let deadline = ContinuousClock.now + .seconds(2)
-                while !finished.withLock({ $0 }) && ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(2))
-                }
-            }
+            if step >= 4 { _ = await eventually(timeout: .seconds(2)) { finished.withLock { $0 } } }
         }
         do {
             try await play.value
