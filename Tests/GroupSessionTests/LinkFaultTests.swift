@@ -192,10 +192,12 @@ final class LinkFaultTests: XCTestCase {
     private static func assertRendered(_ frames: [MemberProcessTests.Frame], _ name: String, from: UInt64, to: UInt64,
                                        _ when: String, file: StaticString = #filePath, line: UInt = #line) {
         let during = frames.map(\.renderClockNs).filter { $0 >= from && $0 <= to }.sorted()
-        let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
-        let edges = [(during.first ?? to) - from, to - (during.last ?? from)]
-        let worst = (gaps + edges).max() ?? 0
-        print(String(format: "%@: %d frames %@, longest gap %.1f ms", name, during.count, when, Double(worst) / 1e6))
+        // Each stretch as (start, length): between frames, and from `from` to the first and from the last to `to`.
+        let stretches = [(from, (during.first ?? to) - from)] + zip(during.dropFirst(), during).map { ($1, $0 - $1) }
+            + [(during.last ?? from, to - (during.last ?? from))]
+        let (worstAt, worst) = stretches.max { $0.1 < $1.1 } ?? (from, 0)
+        print(String(format: "%@: %d frames %@ (%.1f ms), longest gap %.1f ms from %.1f ms in", name, during.count, when,
+                     Double(to - from) / 1e6, Double(worst) / 1e6, Double(worstAt - from) / 1e6))
         XCTAssertLessThan(worst, 1_000_000_000, "\(name): longest stretch without a frame \(when): \(Double(worst) / 1e6) ms"
                           + " (\(during.count) frames in \(Double(to - from) / 1e6) ms)", file: file, line: line)
     }

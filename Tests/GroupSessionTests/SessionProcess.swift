@@ -65,11 +65,15 @@ final class SessionProcess: @unchecked Sendable {
         try await waitFor("\"\(text)\"", timeout: timeout) { out, err in err.contains(text) || out.contains(text) }
     }
 
-    /// The last status line shows `count` views PLAYING.
+    /// The last status line shows `count` views PLAYING, none of them waiting to play. A view "PLAYING [waiting for
+    /// coordinated playback]" renders nothing yet (it has not joined the group's timeline): LinkFaultTests once cut
+    /// the link while the steady member still waited, and its first frame 1.02 s after the cut read as a freeze.
     func waitForPlaying(_ count: Int, timeout: Duration = .seconds(20)) async throws {
         try await waitFor("status line with \(count) × PLAYING", timeout: timeout) { out, _ in
             guard let last = out.split(separator: "\n").last else { return false }
-            return last.components(separatedBy: "PLAYING").count - 1 == count
+            let playing = last.components(separatedBy: "PLAYING").count - 1
+            let waiting = last.components(separatedBy: "PLAYING [waiting").count - 1
+            return playing == count && waiting == 0
         }
     }
 
@@ -81,7 +85,7 @@ final class SessionProcess: @unchecked Sendable {
         let lines = stdout.split(separator: "\n").count
         try await waitFor("four status lines after \(event), the last two playing", timeout: timeout) { out, _ in
             let all = out.split(separator: "\n")
-            return all.count >= lines + 4 && all.suffix(2).allSatisfy { $0.contains("PLAYING") }
+            return all.count >= lines + 4 && all.suffix(2).allSatisfy { $0.contains("PLAYING") && !$0.contains("[waiting") }
         }
     }
 

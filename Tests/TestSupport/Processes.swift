@@ -113,7 +113,11 @@ public final class TemporaryDirectory: Sendable {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// MULTIVIEW_KEEP_TEST_FILES=1 keeps the directory (logs, render logs) for a look after a run.
+    deinit {
+        guard ProcessInfo.processInfo.environment["MULTIVIEW_KEEP_TEST_FILES"] != "1" else { return }
+        try? FileManager.default.removeItem(at: url)
+    }
     public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 }
 
