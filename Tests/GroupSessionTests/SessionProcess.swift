@@ -38,8 +38,6 @@ final class SessionProcess: @unchecked Sendable {
     @discardableResult
     func send(_ line: String) -> Bool { input.fileHandleForWriting.sendLine(line) }
 
-    /// Waits until `condition` holds for the output so far; fails naming the process and its output otherwise.
-    @discardableResult
     /// A host's port, from its "listening on ADDRESS:PORT" line (`address` as given to `--listen`, e.g. 0.0.0.0).
     func waitForListeningPort(on address: String, timeout: Duration = .seconds(15)) async throws -> Int {
         let pattern = "listening on " + NSRegularExpression.escapedPattern(for: address) + #":(\d+)"#
@@ -52,13 +50,28 @@ final class SessionProcess: @unchecked Sendable {
         return port
     }
 
+    /// Waits until `condition` holds for the output so far; fails naming the process and its output otherwise, with
+    /// the stderr of the test's other processes (the cause is often on the other side of the session).
+    @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(15), _ condition: (_ stdout: String, _ stderr: String) -> Bool)
         async throws -> String {
         let met = await eventually(timeout: timeout) { condition(stdout, stderr) }
         guard met else {
-            throw TestFailure("\(name): no \(what) within \(timeout)\nstdout tail: \(stdout.suffix(2500))\nstderr: \(stderr.suffix(3000))")
+            throw TestFailure("\(name): no \(what) within \(timeout)\nstdout tail: \(stdout.suffix(2500))\nstderr: \(stderr.suffix(3000))"
+                              + othersOutput())
         }
         return stderr
+    }
+
+    /// The stderr tails of the other processes started in the same directory.
+    private func othersOutput() -> String {
+        let directory = (stderrPath as NSString).deletingLastPathComponent
+        let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".stderr") && $0 != (stderrPath as NSString).lastPathComponent }.sorted()
+        return others.map { file in
+            let text = (try? String(contentsOfFile: (directory as NSString).appendingPathComponent(file), encoding: .utf8)) ?? ""
+            return "\n\(file) (another process of this test): \(text.suffix(1500))"
+        }.joined()
     }
 
     func waitForLine(containing text: String, timeout: Duration = .seconds(15)) async throws {
