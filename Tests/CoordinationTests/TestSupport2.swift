@@ -156,7 +156,18 @@ func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<In
     XCTAssertEqual(summary.views, expectedViews, "\(label): views with frames", file: file, line: line)
     XCTAssertGreaterThanOrEqual(summary.frames, minFrames, "\(label): compared frames", file: file, line: line)
     if let p99 = summary.p99SkewMs {
-        XCTAssertLessThan(p99, p99Ms, "\(label): p99 skew (ms)", file: file, line: line)
+        // On failure, the worst frames (when, how far apart) and each view's frames around the worst: enough to tell
+        // a view that rendered its old timeline late from one brought back late.
+        let worst = result.samples.sorted { $0.skewNs > $1.skewNs }.prefix(5).map { sample in
+            String(format: "%.0f ms in: %.1f ms", Double(Int64(sample.clockNs) - Int64(clockNs)) / 1e6, Double(sample.skewNs) / 1e6)
+        }
+        let around = result.samples.max { $0.skewNs < $1.skewNs }.map { sample in
+            set.recorder.frames.filter { $0.renderClockNs + 150_000_000 >= sample.clockNs && $0.renderClockNs <= sample.clockNs + 150_000_000 }
+                .map { "v\($0.view) media \(String(format: "%.3f", Double($0.mediaTimeNs) / 1e9)) at \(String(format: "%.1f", (Double($0.renderClockNs) - Double(clockNs)) / 1e6)) ms" }
+                .joined(separator: ", ")
+        } ?? ""
+        XCTAssertLessThan(p99, p99Ms, "\(label): p99 skew (ms); worst: \(worst.joined(separator: "; ")); frames within 150 ms of the worst: \(around)",
+                          file: file, line: line)
     } else {
         XCTFail("\(label): no compared frames", file: file, line: line)
     }

@@ -32,6 +32,11 @@ enum PlayerPipelineBuilder {
                 let sink = try Element(factory: "fakesink", name: "videosink")
                 try sink.set("sync", true)
                 try sink.set("qos", true)
+                // A frame more than 20 ms late is dropped, not shown late: what every GStreamer video sink does
+                // (GstVideoSink's default), so a headless view behaves as a window does. fakesink's default (-1)
+                // showed every late frame: a view whose decoding fell behind ran up to 300 ms after its clock
+                // until it caught up (LateFrameTests).
+                try sink.set("max-lateness", 20_000_000)
                 try playbin.set("video-sink", try withExternalBranch(sink, configuration, &built.externalValve))
             case .window(let target):
                 // One sink per view, in the view's own pipeline: frames are shown on the streaming thread at
