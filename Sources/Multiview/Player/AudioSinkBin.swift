@@ -11,16 +11,33 @@ import GStreamer
 /// (`download_request_set_uri: assertion failed`). Swapping one leaf sink stops no source, demuxer or decoder task.
 ///
 /// Used on the player's queue only (the `Player` actor); the bin and its children are owned by the pipeline.
+///
+/// The player keeps the bin's parts (`Parts`) instead of finding them by name: `gst_bin_get_by_name` holds the bin's
+/// lock while it takes each child's, and a pulsesink posting an error holds PulseAudio's main-loop lock while it
+/// takes its parents' locks (`GST_ELEMENT_ERROR` names the element by its path). After a PulseAudio kill, a view at
+/// its end drained into a dead stream (the cork failed and posted that error) while its player looked up the
+/// bin's output to replace it, and other views paused, waiting on the main loop: CoordinatedKillCommandTests hung
+/// for good, once. Lookups by name take those locks in the other order; the kept parts take none.
 enum AudioSinkBin {
     /// The name of the output while the PulseAudio stream is lost.
     static let lostOutputName = "lost"
+
+    /// The bin, its priming volume and its current output. A value of the player's audio state (the actor's).
+    struct Parts: Sendable {
+        let bin: Bin
+        let primer: Element
+        /// The pulsesink, or the fake sink while the stream is lost.
+        var output: Element
+        /// The output when it is a pulsesink.
+        var pulse: Element? { output.factoryName == "pulsesink" ? output : nil }
+    }
 
     /// The view's audio sink bin with a fresh PulseAudio stream as its output. The bin's `volume` element
     /// (passthrough unless muted) silences the samples while the stream is primed (`primeAudioStream`) without
     /// touching the stream's volume or mute on the server, which the routing layer and PulseAudio's role-cork
     /// module own.
     static func make(_ configuration: PlayerConfiguration, device: String?,
-                     server: PulseServerInstance.Presence) throws -> Element {
+                     server: PulseServerInstance.Presence) throws -> Parts {
         let bin = try Bin.parse("taginject name=name ! volume name=primer", ghostUnlinkedPads: false)
         guard let naming = bin.child(named: "name"), let primer = bin.child(named: "primer") else {
             throw GStreamerError.missingElement(factory: "taginject/volume")
@@ -31,7 +48,7 @@ enum AudioSinkBin {
         try bin.add(sink)
         try primer.link(sink)
         try bin.addGhostPad(named: "sink", target: try naming.staticPad("sink"))
-        return bin
+        return Parts(bin: bin, primer: primer, output: sink)
     }
 
     /// The view's pulsesink. pulsesink names its stream after the title tag ("Playback Stream" without one), so
@@ -62,28 +79,22 @@ enum AudioSinkBin {
         try PlayerPipelineBuilder.fakeAudioSink(name: lostOutputName)
     }
 
-    /// The bin's current output (the pulsesink, or the fake sink while the stream is lost).
-    static func output(of bin: Bin) -> Element? {
-        bin.child(named: "pulse") ?? bin.child(named: lostOutputName)
-    }
-
     /// Takes the bin's output out (to NULL, which also releases a streaming thread blocked in it) and puts
     /// `replacement` in its place, linked but held in NULL (locked state) so that the caller decides when it
     /// joins the pipeline's state (`join`). The bin's name and priming elements, and the probes on its ghost pad,
     /// stay.
-    static func replaceOutput(of bin: Bin, with replacement: Element) throws {
-        guard let primer = bin.child(named: "primer") else { throw GStreamerError.missingElement(factory: "volume") }
-        if let old = output(of: bin) {
-            old.setLockedState(true)
-            do { try old.setState(.null) } catch {
-                // A sink refusing NULL is still taken out: nothing of it is used again.
-            }
-            primer.unlink(old)
-            _ = bin.remove(old)
+    static func replaceOutput(of parts: inout Parts, with replacement: Element) throws {
+        let old = parts.output
+        old.setLockedState(true)
+        do { try old.setState(.null) } catch {
+            // A sink refusing NULL is still taken out: nothing of it is used again.
         }
+        parts.primer.unlink(old)
+        _ = parts.bin.remove(old)
         replacement.setLockedState(true)
-        try bin.add(replacement)
-        try primer.link(replacement)
+        try parts.bin.add(replacement)
+        parts.output = replacement
+        try parts.primer.link(replacement)
     }
 
     /// Lets the new output follow the bin's state again and brings it there (PAUSED: it prerolls with the next

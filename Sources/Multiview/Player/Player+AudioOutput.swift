@@ -32,6 +32,8 @@ struct AudioOutputState {
     var streamTimeWraps = 0
     /// Whether the view played (or was asked to) when its last coordinated sink replacement began.
     var playingBeforeReplacement = false
+    /// The PulseAudio output's bin and parts, kept rather than looked up by name (see `AudioSinkBin`).
+    var sinkBin: AudioSinkBin.Parts?
 }
 
 private struct AudioSinkReplacementSuperseded: Error {}
@@ -138,7 +140,7 @@ extension Player {
         // replacement ends nothing: the newer one does.
         if interceptor != nil { publish(.interruption(began: true)) }
         do {
-            guard let bin = (try? pipeline.get("audio-sink", as: Element.self))?.asBin() else {
+            guard var parts = audio.sinkBin else {
                 throw PlayerError(view: view, cause: .output("the view has no audio sink bin to replace its output in"))
             }
             let server = pulse ? PulseServerInstance.probe() : .unknown
@@ -150,7 +152,9 @@ extension Player {
             audio.clockGuard = nil
             audio.clockFollower = nil
             // Only the bin's output changes: no source, demuxer or decoder task is stopped (see `AudioSinkBin`).
-            try AudioSinkBin.replaceOutput(of: bin, with: output)
+            let swapped = Result { try AudioSinkBin.replaceOutput(of: &parts, with: output) }
+            audio.sinkBin = parts   // what the bin holds now, also when the swap failed halfway
+            try swapped.get()
             audio.replacements.sinkReplaced()
             audio.pulseServer = server
             if pulse, audio.followsSharedClock { followSharedClock(output) }
@@ -264,9 +268,8 @@ extension Player {
     /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
     /// nil without PulseAudio output.
     func currentPulseSink() -> (audio: Element, pulse: Element)? {
-        guard let audio = try? pipeline.get("audio-sink", as: Element.self),
-              let pulse = audio.factoryName == "pulsesink" ? audio : audio.asBin()?.child(named: "pulse") else { return nil }
-        return (audio, pulse)
+        guard let parts = audio.sinkBin, let pulse = parts.pulse else { return nil }
+        return (parts.bin, pulse)
     }
 
     /// Makes `pulseSink` follow the shared clock through an `AudioClockFollower` (custom slaving; see there why
@@ -306,18 +309,17 @@ extension Player {
     /// stream (first start, late join, a sink replaced after PulseAudio came back), while the view waits anyway.
     func primeAudioStream(timeout: Duration) async throws {
         audio.streamNeedsPriming = false
-        guard let clock = coordinated.clock, let sink = currentPulseSink()?.audio else { return }
+        guard let clock = coordinated.clock, currentPulseSink() != nil, let silencer = audio.sinkBin?.primer else { return }
         // Silent samples, not a muted stream: a mute round trip on the server broke module-role-cork's corking
         // (the audioSessionInterrupted suspension) in our tests, and a volume round trip lost the volume.
-        let silencer = sink.asBin()?.child(named: "primer")
-        try? silencer?.set("mute", true)
+        try? silencer.set("mute", true)
         // The video sink's input is blocked while priming (not dropped: the decoder would race ahead unsynced),
         // so the grid keeps showing the prepared frame.
         let video = try? pipeline.get("video-sink", as: Element.self)
         audio.primingVideoHold = (try? video?.staticPad("sink"))?.addProbe([.buffer, .blocking]) { _ in .ok }
         defer {
             audio.primingVideoHold = nil   // releasing the token removes the probe
-            try? silencer?.set("mute", false)
+            try? silencer.set("mute", false)
         }
         pipeline.baseTime = clock.time - (pipeline.queryLatency()?.minimum ?? .zero)
         try await changeState(to: .playing, timeout: timeout)

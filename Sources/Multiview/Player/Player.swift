@@ -102,6 +102,7 @@ public actor Player {
         self.adaptiveDemuxHold = try AdaptiveDemuxFlushHold(watching: playbin)
         self.externalValve = built.externalValve
         self.audio.pulseServer = built.pulseServer
+        self.audio.sinkBin = built.audioSinkBin
         var probes: [PadProbe] = []
         let rendered = renderedMediaTime
         let flow = videoFlow

@@ -13,6 +13,8 @@ enum PlayerPipelineBuilder {
         var externalValve: Element?
         /// The PulseAudio daemon the view's pulsesink was made for (`.unknown` without one).
         var pulseServer: PulseServerInstance.Presence = .unknown
+        /// The PulseAudio output's bin and parts (nil without PulseAudio output).
+        var audioSinkBin: AudioSinkBin.Parts?
     }
 
     static func build(_ configuration: PlayerConfiguration) throws(PlayerError) -> Built {
@@ -67,7 +69,9 @@ enum PlayerPipelineBuilder {
                 try playbin.set("audio-sink", try fakeAudioSink())
             case .pulse(let device):
                 built.pulseServer = PulseServerInstance.probe()
-                try playbin.set("audio-sink", try AudioSinkBin.make(configuration, device: device, server: built.pulseServer))
+                let parts = try AudioSinkBin.make(configuration, device: device, server: built.pulseServer)
+                built.audioSinkBin = parts
+                try playbin.set("audio-sink", parts.bin)
             }
             try playbin.set("flags", fromString: flags(configuration, subtitles: true))
         } catch let error as GStreamerError {
