@@ -193,7 +193,7 @@ final class AudioFeed: Sendable {
     private let probe = Mutex<PadProbe?>(nil)
 
     init(_ player: Player) async throws {
-        guard let pulse = await player.currentPulseSink()?.pulse else {
+        guard let pulse = await player.currentPulseSink() else {
             throw UnexpectedNil(description: "\(player.view) has no pulsesink")
         }
         let taken = self.taken, clock = Clock.systemClock()

@@ -65,7 +65,7 @@ final class MemberJoinDuringStartTests: XCTestCase {
         // Let it render a second or two of the group's timeline, then leave and end.
         let before = joiner.stdout.count
         try await joiner.waitFor("two more status lines, PLAYING", timeout: .seconds(10)) { out, _ in
-            out.count > before && out.split(separator: "\n").suffix(2).allSatisfy { $0.contains("PLAYING") && !$0.contains("[waiting") }
+            out.count > before && out.split(separator: "\n").suffix(2).allSatisfy(SessionProcess.playsWithNoViewWaiting)
                 && out.dropFirst(before).split(separator: "\n").count >= 2
         }
         joiner.send("q")

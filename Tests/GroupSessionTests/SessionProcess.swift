@@ -98,8 +98,13 @@ final class SessionProcess: @unchecked Sendable {
         let lines = stdout.split(separator: "\n").count
         try await waitFor("four status lines after \(event), the last two playing", timeout: timeout) { out, _ in
             let all = out.split(separator: "\n")
-            return all.count >= lines + 4 && all.suffix(2).allSatisfy { $0.contains("PLAYING") && !$0.contains("[waiting") }
+            return all.count >= lines + 4 && all.suffix(2).allSatisfy(Self.playsWithNoViewWaiting)
         }
+    }
+
+    /// A status line showing PLAYING with no view "PLAYING [waiting …]" (see `waitForPlaying`).
+    static func playsWithNoViewWaiting(_ line: Substring) -> Bool {
+        line.contains("PLAYING") && !line.contains("[waiting")
     }
 
     func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32 {

@@ -265,12 +265,9 @@ extension Player {
         PlayerError(view: view, cause: .output("the PulseAudio stream is lost: \(state) refused until the sink is replaced"))
     }
 
-    /// The pipeline's audio sink and the pulsesink in it (the sink itself, or the "pulse" child of our sink bin),
-    /// nil without PulseAudio output.
-    func currentPulseSink() -> (audio: Element, pulse: Element)? {
-        guard let parts = audio.sinkBin, let pulse = parts.pulse else { return nil }
-        return (parts.bin, pulse)
-    }
+    /// The view's pulsesink (the current output of its audio sink bin), nil without PulseAudio output or while the
+    /// stream is lost (the output is then the fake sink).
+    func currentPulseSink() -> Element? { audio.sinkBin?.pulse }
 
     /// Makes `pulseSink` follow the shared clock through an `AudioClockFollower` (custom slaving; see there why
     /// not pulsesink's own skew slaving). The alternative, slave-method=resample, together with start-time NONE
@@ -309,7 +306,8 @@ extension Player {
     /// stream (first start, late join, a sink replaced after PulseAudio came back), while the view waits anyway.
     func primeAudioStream(timeout: Duration) async throws {
         audio.streamNeedsPriming = false
-        guard let clock = coordinated.clock, currentPulseSink() != nil, let silencer = audio.sinkBin?.primer else { return }
+        guard let clock = coordinated.clock, let parts = audio.sinkBin, parts.pulse != nil else { return }
+        let silencer = parts.primer
         // Silent samples, not a muted stream: a mute round trip on the server broke module-role-cork's corking
         // (the audioSessionInterrupted suspension) in our tests, and a volume round trip lost the volume.
         try? silencer.set("mute", true)

@@ -47,7 +47,7 @@ extension Player {
         pipeline.useClock(clock)
         pipeline.startTime = nil
         audio.followsSharedClock = true
-        if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
+        if let sink = currentPulseSink() { followSharedClock(sink) }
     }
 
     /// Local timing while detached from the group (a suspension): the pipeline picks its own base time again at
@@ -82,7 +82,7 @@ extension Player {
         pipeline.useClock(Clock.systemClock())
         guard !audio.followsSharedClock else { return }
         audio.followsSharedClock = true
-        if let sink = currentPulseSink()?.pulse { followSharedClock(sink) }
+        if let sink = currentPulseSink() { followSharedClock(sink) }
     }
 
     /// Shows "waiting to play — waiting for coordinated playback" (or clears it).
