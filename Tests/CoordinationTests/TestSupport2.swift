@@ -143,10 +143,10 @@ extension CoordinatedViews {
 }
 
 /// Asserts the skew of the frames rendered in a window: enough compared frames, every listed view present,
-/// p99 below `p99Ms`. Returns the summary for printing.
+/// p99 below `p99Ms`, and the median below `p50Ms` when given. Returns the summary for printing.
 @discardableResult
 func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max,
-                   minFrames: Int = 20, p99Ms: Double = 10, _ label: String,
+                   minFrames: Int = 20, p99Ms: Double = 10, p50Ms: Double? = nil, _ label: String,
                    file: StaticString = #filePath, line: UInt = #line) -> SyncSummary {
     let result = set.analysis(since: clockNs, views: views, until: endNs)
     let summary = result.summary
@@ -155,6 +155,9 @@ func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<In
     let expectedViews = views?.count ?? set.players.count
     XCTAssertEqual(summary.views, expectedViews, "\(label): views with frames", file: file, line: line)
     XCTAssertGreaterThanOrEqual(summary.frames, minFrames, "\(label): compared frames", file: file, line: line)
+    if let p50Ms, let p50 = summary.p50SkewMs {
+        XCTAssertLessThan(p50, p50Ms, "\(label): median skew (ms)", file: file, line: line)
+    }
     if let p99 = summary.p99SkewMs {
         // On failure, the worst frames (when, how far apart) and each view's frames around the worst: enough to tell
         // a view that rendered its old timeline late from one brought back late.

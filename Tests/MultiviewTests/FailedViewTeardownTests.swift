@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GStreamer
 import TestSupport
 import XCTest
@@ -57,5 +58,90 @@ final class FailedViewTeardownTests: XCTestCase {
         }
         await player.stop()
         XCTAssertEqual(Set(counts).count, 1, "elements after each preroll: \(counts)")
+    }
+}
+
+/// A failed view whose NULL does not finish (GStreamer 1.22.0's decodebin3 deadlock: FailedPipelineTeardown.swift)
+/// still fails at once: the failure reaches its listeners, the player answers, a warning says the pipeline is
+/// stuck, and the view cannot be loaded again until the NULL is done. The NULL is held here by a probe that
+/// blocks the video sink's streaming thread (deactivating the sink's pad waits on that thread's stream lock), the
+/// way decodebin3's probe held multiqueue's; then the probe lets go and the view plays again.
+final class StuckFailedTeardownTests: XCTestCase {
+    func testAFailureIsReportedAtOnceWhileItsTeardownIsStuckAndTheViewRecovers() async throws {
+        let player = try makePlayer(1, name: "angle1")
+        let log = await EventLog(player)
+        try await player.load(MediaSource(TestMedia.angle1))
+        try await player.play()
+        let gate = StreamingThreadGate()
+        let sink = try XCTUnwrap(try? player.pipeline.get("video-sink", as: Element.self))
+        let probe = try sink.staticPad("sink").addProbe(.buffer) { _ in gate.pass(); return .ok }
+        defer { gate.open() }
+        gate.close()
+        let held = await eventually(timeout: .seconds(5)) { gate.holding }
+        XCTAssertTrue(held, "the video sink's streaming thread reached the closed probe")
+
+        // Failing returns, and the failure is published, although the NULL behind it cannot finish.
+        let failing = Task { await player.fail(PlayerError(view: player.view, cause: .corruptMedia("injected by the test"))) }
+        let reported = await eventually(timeout: .seconds(3)) { await log.failure != nil }
+        XCTAssertTrue(reported, "the failure is published while the teardown is blocked")
+        if !reported { gate.open() }   // the old order: the actor itself was blocked in the NULL; free it
+        await failing.value
+        let status = await player.currentStatus
+        XCTAssertEqual(status.state, .stopped)
+        XCTAssertTrue(gate.holding, "the NULL is still held: the view answered without it")
+
+        // Past the deadline, a warning names the view; a reload is refused with the typed cause.
+        let warned = await eventually(timeout: .seconds(10)) {
+            await log.events.contains { if case .warning(let w) = $0 { w.hasPrefix("view 1 (angle1): its pipeline did not stop") } else { false } }
+        }
+        let events = await log.events
+        XCTAssertTrue(warned, "warnings: \(events.filter { if case .warning = $0 { true } else { false } })")
+        do {
+            try await player.load(MediaSource(TestMedia.angle1))
+            XCTFail("loading a view whose pipeline is stuck must fail")
+        } catch let error as PlayerError {
+            guard case .pipelineStuck = error.cause else { return XCTFail("expected pipelineStuck, got \(error)") }
+            XCTAssertTrue(error.description.hasPrefix("view 1 (angle1): pipeline stuck:"), error.description)
+        }
+
+        // Once the thread lets go, the NULL finishes and the view loads and plays again.
+        gate.open()
+        try await player.load(MediaSource(TestMedia.angle1))
+        try await player.play()
+        let start = await player.position?.seconds ?? -1
+        try await Task.sleep(for: .seconds(1))
+        let later = await player.position?.seconds ?? -1
+        XCTAssertGreaterThan(later - start, 0.5, "the reloaded view plays")
+        await player.stop()
+        withExtendedLifetime(probe) {}
+    }
+}
+
+/// Holds streaming threads that call `pass()` while closed, until `open()`.
+private final class StreamingThreadGate: Sendable {
+    private let state = Mutex<(closed: Bool, held: Int)>((false, 0))
+    private let release = DispatchSemaphore(value: 0)
+
+    func close() { state.withLock { $0.closed = true } }
+
+    /// On a streaming thread: returns at once when open, else when opened.
+    func pass() {
+        let hold = state.withLock { s -> Bool in
+            guard s.closed else { return false }
+            s.held += 1
+            return true
+        }
+        if hold { release.wait() }
+    }
+
+    var holding: Bool { state.withLock { $0.held > 0 } }
+
+    func open() {
+        let held = state.withLock { s -> Int in
+            s.closed = false
+            defer { s.held = 0 }
+            return s.held
+        }
+        for _ in 0..<held { release.signal() }
     }
 }

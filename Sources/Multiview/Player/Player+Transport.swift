@@ -11,12 +11,14 @@ extension Player {
             fail(error)
             throw error
         }
+        // After a failure: its NULL (run off this queue) is done first, and this one is an ordinary NULL.
+        try finishFailedTeardown()
+        failure = nil
         takePipelineDown()
         useSystemClock()
         self.source = source
         // Whether the new media has video is learnt from its first frame (the starvation watch).
         videoFlow.mediaLoaded()
-        failure = nil
         apply(.loaded)
         missingPlugins = []
         missingDecoders = []

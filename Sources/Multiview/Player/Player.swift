@@ -85,6 +85,8 @@ public actor Player {
     private var subscribers: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
     private var nextSubscriberID = 0
     private var asyncDoneWaiters = AsyncDoneWaiters()
+    /// The NULL of the last failure, while it may still run (FailedPipelineTeardown.swift).
+    private var failedTeardown: FailedPipelineTeardown?
 
     public init(configuration: PlayerConfiguration) throws {
         try self.init(configuration: configuration, clock: ContinuousClock())
@@ -195,6 +197,8 @@ public actor Player {
     private func requestPipelineState(_ state: ElementState) {
         // A dead daemon's stream is replaced (and the view resumed by the replacement), never played.
         if state == .playing && !pulseStreamIsCurrent() { return }
+        // A failed view's NULL runs off this queue: GStreamer's teardown can deadlock (FailedPipelineTeardown).
+        if state == .null && failure != nil { tearDownFailedPipeline(); return }
         do {
             switch try pipeline.setState(state) {
             case .success, .async, .noPreroll: if state == .null { inputGuard.pipelineStopped(pipeline) }
@@ -208,6 +212,32 @@ public actor Player {
             }
             failSoon(PlayerError(view: view, cause: .stateChangeFailed(to: state)))
         }
+    }
+
+    /// Takes a failed view's pipeline to NULL on a queue of its own and, when that is still running after
+    /// `FailedPipelineTeardown.deadline`, says so. One at a time: while one runs, the pipeline is on its way to NULL.
+    private func tearDownFailedPipeline() {
+        if let running = failedTeardown, !running.isFinished { return }
+        let pipeline = self.pipeline, inputs = inputGuard, view = self.view
+        let teardown = FailedPipelineTeardown(pipeline: pipeline, view: view) { inputs.pipelineStopped(pipeline) }
+        failedTeardown = teardown
+        // Real time, as every wait on the pipeline itself (not the injected clock of the player's own timers).
+        Task(executorPreference: executor) { [weak self] in
+            try? await Task.sleep(for: FailedPipelineTeardown.deadline)
+            guard !teardown.isFinished, let self else { return }
+            await self.publish(.warning("\(view): its pipeline did not stop within \(FailedPipelineTeardown.deadline) " +
+                                        "of the failure (a GStreamer teardown deadlock); the view cannot be loaded again"))
+        }
+    }
+
+    /// Before a failed view is loaded again: its NULL must be done (waited for up to the deadline, on this queue).
+    func finishFailedTeardown() throws(PlayerError) {
+        guard let teardown = failedTeardown else { return }
+        guard teardown.waitFinished(timeout: FailedPipelineTeardown.deadline) else {
+            throw PlayerError(view: view, cause: .pipelineStuck(
+                "the pipeline of the failed media did not stop within \(FailedPipelineTeardown.deadline)"))
+        }
+        failedTeardown = nil
     }
 
     /// How long the bus gets to deliver the error behind a refused state change before the refusal itself is the

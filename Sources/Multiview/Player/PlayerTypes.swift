@@ -158,6 +158,8 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
         case gstreamer(String)
         /// A failure reported by another layer while the view was set up (observer, routing, coordination).
         case setup(String)
+        /// A failed view's pipeline that did not reach NULL (a GStreamer teardown deadlock): it cannot be reused.
+        case pipelineStuck(String)
 
         public var description: String {
             switch self {
@@ -180,6 +182,7 @@ public struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .startFailed(let instant): return "cannot start at \(instant)"
             case .construction(let error): return error.description
             case .gstreamer(let m), .setup(let m): return m
+            case .pipelineStuck(let m): return "pipeline stuck: \(m)"
             }
         }
     }
