@@ -28,9 +28,9 @@ public actor PriorityManager {
         var downloads: DownloadWatch?
         var currentRung: Rung?
         var measured = 0
-        /// Last position seen playing (for `recover` of a view without video).
+        /// Last position seen playing (for `bringBack` of a view without video).
         var lastPosition: ClockTime?
-        /// Where the view's video stopped (for `recover`).
+        /// Where the view's video stopped (for `bringBack`).
         let shown = ShownPosition()
         /// Where a reload in progress resumes (kept across attempts until one plays).
         var resumeAt: ClockTime?
@@ -156,49 +156,77 @@ public actor PriorityManager {
         return await HLSDiagnosis.explain(uri)
     }
 
-    /// Whether `recover(view:)` is bringing view N back now (its status says RETRYING, not FAILED).
+    /// Whether `startRecovery(view:)` is bringing view N back now (its status says RETRYING, not FAILED).
     public func isRecovering(view number: Int) -> Bool { entries[number]?.recovering ?? false }
 
-    /// Brings a view whose server went away back: polls its master playlist every second (for up to `patience`);
-    /// once the server answers, reloads the view and plays it again (`Player.resumeAfterReload`: alone, from where
-    /// its video stopped; coordinated, at its group's time). hlsdemux2 itself gives up on a VOD stream after a few
-    /// failed fragment downloads ("Couldn't download fragments"), so the retry is ours.
-    /// Returns whether the view plays again.
-    public func recover(view number: Int, patience: Duration = .seconds(120)) async -> Bool {
+    /// Starts bringing back a view whose server went away (see `bringBack`), unless it is not HLS or is being
+    /// brought back already. It counts as recovering from this call on (`isRecovering`), not from when a task
+    /// gets to run: the stage asks right after, to know whether the view is done. Returns whether it started.
+    @discardableResult
+    public func startRecovery(view number: Int, patience: Duration = .seconds(120)) -> Bool {
         guard let entry = entries[number], !entry.recovering, let source = entry.source, Self.looksLikeHLS(source.uri)
         else { return false }
         entry.recovering = true
+        Task { await bringBack(entry, number: number, source: source, patience: patience) }
+        return true
+    }
+
+    /// Brings a view back: polls its master playlist every second; once the server answers, reloads the view and
+    /// plays it again (`Player.resumeAfterReload`: alone, from where its video stopped; coordinated, at its group's
+    /// time). A reload that fails (the server went again, or answered the playlist but not yet the segments) goes
+    /// back to polling, until `patience` runs out. hlsdemux2 itself gives up on a VOD stream after a few failed
+    /// fragment downloads ("Couldn't download fragments"), so the retry is ours. Returns whether the view plays.
+    @discardableResult
+    private func bringBack(_ entry: Entry, number: Int, source: MediaSource, patience: Duration) async -> Bool {
         defer { entry.recovering = false }
         let deadline = ContinuousClock.now + patience
-        var playlist: MasterPlaylist?
-        while ContinuousClock.now < deadline {
-            playlist = try? await MasterPlaylist.load(source.uri, timeout: 2)
-            if playlist != nil { break }
-            try? await Task.sleep(for: .seconds(1))
-        }
-        guard let playlist, entries[number] === entry else { return false }
-        if entry.rungs != playlist.rungs {
-            // The server was down when the view was attached (or the ladder changed): allocate with the real one.
-            entry.rungs = playlist.rungs
-            reallocate()
-        }
-        let player = entry.player
         // Where its video stopped (exact to a frame, see `ShownPosition`; the last polled position without video),
         // read once: the reload starts a new segment, and a failed attempt is retried from the same place.
         let resume = entry.resumeAt ?? entry.shown.latest ?? entry.lastPosition
         entry.resumeAt = resume
-        do {
-            try await player.load(source)
-            try await player.preroll(timeout: .seconds(30))
-            // Coordinated, the view rejoins the group's time; its own seek and play would be group commands
-            // (every view moved to where this one was, and waiting for it) and left it waiting for good.
-            try await player.resumeAfterReload(from: resume, timeout: .seconds(30))
-            entry.resumeAt = nil
-            return true
-        } catch {
-            return false
+        while ContinuousClock.now < deadline {
+            guard entries[number] === entry else { return false }
+            guard let playlist = try? await MasterPlaylist.load(source.uri, timeout: 2) else {
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            guard entries[number] === entry else { return false }
+            if entry.rungs != playlist.rungs {
+                // The server was down when the view was attached (or the ladder changed): allocate with the real one.
+                entry.rungs = playlist.rungs
+                reallocate()
+            }
+            let player = entry.player
+            do {
+                try await player.load(source)
+                try await player.preroll(timeout: .seconds(30))
+                // Coordinated, the view rejoins the group's time; its own seek and play would be group commands
+                // (every view moved to where this one was, and waiting for it) and left it waiting for good.
+                try await player.resumeAfterReload(from: Self.resumable(resume, duration: await player.duration),
+                                                   timeout: .seconds(30))
+                entry.resumeAt = nil
+                return true
+            } catch let error as PlayerError {
+                // A pipeline that cannot be reused is not retried; anything else is tried again.
+                if case .pipelineStuck = error.cause { return false }
+                try? await Task.sleep(for: .seconds(1))
+            } catch {
+                try? await Task.sleep(for: .seconds(1))
+            }
         }
+        return false
     }
+
+    /// Where a reloaded view resumes: where it stopped, but at least `endMargin` before the end. A view that failed
+    /// at its end (the server down when a `--loop` run took it back to the start) stopped on its last frame, and
+    /// hlsdemux2 refused a seek there ("seek to 0:00:23.953 refused", every attempt): it then retried for its whole
+    /// patience. From just before the end, it ends (or loops) as it would have.
+    static func resumable(_ position: ClockTime?, duration: ClockTime?) -> ClockTime? {
+        guard let position, let duration, position + endMargin > duration else { return position }
+        return duration > endMargin ? duration - endMargin : .zero
+    }
+
+    static let endMargin = ClockTime.seconds(1)
 
     /// The demuxer of a view, once playbin3 made one (for tests of the property behaviour).
     public func demuxer(ofView number: Int) -> Element? { entries[number]?.slot.demuxer }

@@ -49,13 +49,19 @@ public struct PriorityStageObserver: StageViewObserver {
         await manager.isRecovering(view: number)
     }
 
+    /// Starts bringing view N back; true when that started or was under way already.
+    private func bringsBack(view number: Int) async -> Bool {
+        if await manager.startRecovery(view: number) { return true }
+        return await manager.isRecovering(view: number)
+    }
+
     public func refine(_ failure: PlayerError) async -> PlayerError {
         let number = failure.view.number
         let why = await manager.explainFailure(ofView: number)
-        // The server went away (connection refused / no answer): keep the view, retry until it is back.
-        if case .network = failure.cause, why == nil || why?.contains("not answering") == true {
-            let manager = self.manager
-            Task { _ = await manager.recover(view: number) }
+        // The server went away (connection refused / no answer): keep the view, retry until it is back (an HLS
+        // view; another is not retried, and is not said to be). Already being brought back: a reload failed again.
+        if case .network = failure.cause, why == nil || why?.contains("not answering") == true,
+           await bringsBack(view: number) {
             return PlayerError(view: failure.view, cause: .network("\(why ?? "\(failure.cause)") — retrying until the server is back"),
                                underlying: failure.underlying)
         }

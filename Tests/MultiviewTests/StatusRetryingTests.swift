@@ -18,6 +18,35 @@ final class StatusRetryingTests: XCTestCase {
         func isRetrying(view number: Int) async -> Bool { number == 2 }
     }
 
+    /// Retries every view until `until`, then gives up (as the priority manager does when its patience runs out).
+    private struct RetryUntilObserver: StageViewObserver {
+        let until: ContinuousClock.Instant
+        func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async {}
+        func label(forView number: Int) async -> String? { nil }
+        func perform(_ command: StageCommand) async -> String { "" }
+        func refine(_ failure: PlayerError) async -> PlayerError {
+            PlayerError(view: failure.view, cause: .network("server not answering — retrying until the server is back"))
+        }
+        func isRetrying(view number: Int) async -> Bool { ContinuousClock.now < until }
+    }
+
+    /// A view being retried is not done: a stage whose every view is retried (an HLS server down at a loop's
+    /// restart) runs on, and ends once the retry gives up. It ended at once, with the views it said would return.
+    func testAStageWhoseOnlyViewIsRetriedRunsUntilTheRetryGivesUp() async throws {
+        let reporter = RecordingReporter()
+        var configuration = StageConfiguration(sources: [MediaSource("/nonexistent/gone.mp4")], headless: true,
+                                               duration: 30, audio: .fakeSink, statusInterval: .milliseconds(250))
+        let start = ContinuousClock.now
+        configuration.observer = RetryUntilObserver(until: start + .seconds(3))
+        let outcome = await Stage(configuration: configuration, reporter: reporter).run()
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        XCTAssertGreaterThanOrEqual(elapsed, 3, "the stage ended while its only view was being retried")
+        XCTAssertLessThan(elapsed, 20, "the retry gave up at 3 s: the view was done, and so was the stage")
+        XCTAssertEqual(outcome.failures.map(\.view.number), [1])
+        XCTAssertTrue(reporter.statusLines.contains { $0.hasSuffix("1 gone.mp4 RETRYING") }, "\(reporter.statusLines)")
+        XCTAssertTrue(reporter.statusLines.last?.hasSuffix("1 gone.mp4 FAILED") == true, "\(reporter.statusLines.suffix(3))")
+    }
+
     func testARetriedViewSaysRetryingAndItsErrorStaysOutOfTheStatus() async throws {
         let reporter = RecordingReporter()
         var configuration = StageConfiguration(sources: [TestMedia.angle1, "/nonexistent/gone.mp4"].map(MediaSource.init),

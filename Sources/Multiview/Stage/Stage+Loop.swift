@@ -39,6 +39,9 @@ extension Stage {
             try await player.play()
             return .done
         } catch {
+            // A view that failed meanwhile has its own error line (the stage reports every failure, refined:
+            // "retrying until the server is back"); this one would say the same thing a second time.
+            if await player.failure != nil { return .done }
             return .failed("\(player.view): loop: \(error)")
         }
     }

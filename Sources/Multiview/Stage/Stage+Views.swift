@@ -113,11 +113,15 @@ extension Stage {
         return name.isEmpty ? source.uri : name
     }
 
-    func recordFailure(_ error: PlayerError) {
-        guard failures[error.view.number] == nil else { return }
-        failures[error.view.number] = error
+    /// A view failed; `retrying`: the observer is bringing it back (RETRYING, and not done: `allViewsDone`). A
+    /// failure of a view already failed (a reload that failed again) changes only whether it is retried.
+    func recordFailure(_ error: PlayerError, retrying: Bool = false) {
+        let number = error.view.number
+        if retrying { retryingViews.insert(number) }
+        guard failures[number] == nil else { return }
+        failures[number] = error
         reporter.viewFailed(error)
-        window?.setMessage(Self.tileMessage(error, retrying: false), tile: error.view.number - 1)
+        window?.setMessage(Self.tileMessage(error, retrying: retrying), tile: number - 1)
     }
 
     /// A failed view's tile text: its name, then FAILED (or RETRYING while it is being brought back) and the cause.

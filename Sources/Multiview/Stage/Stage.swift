@@ -205,9 +205,14 @@ public actor Stage {
         }
     }
 
-    /// Every view ended or failed (looping, only failures end a view for good).
+    /// Every view ended or failed (looping, only failures end a view for good). A failed view being retried (its
+    /// HLS server is down: the observer reloads it once the server is back) is not done: with every view retried
+    /// (the server down at a loop's restart), the run ended with the views the user was told would come back.
     var allViewsDone: Bool {
-        views.allSatisfy { (!configuration.loop && ended.contains($0.number)) || failures[$0.number] != nil }
+        views.allSatisfy {
+            (!configuration.loop && ended.contains($0.number))
+                || (failures[$0.number] != nil && !retryingViews.contains($0.number))
+        }
     }
 
     /// Every view has played or failed: start-up is over.
@@ -251,6 +256,7 @@ public actor Stage {
             if status.state == .playing, let failure = failures.removeValue(forKey: number) {
                 // A failed view plays again only when something reloaded it (the priority manager does when
                 // a view's server comes back): it is no longer failed.
+                retryingViews.remove(number)
                 window?.setMessage(nil, tile: number - 1)
                 reporter.note("\(failure.view) recovered")
                 reporter.viewRecovered(failure.view)
@@ -265,7 +271,9 @@ public actor Stage {
             if configuration.loop { restartAtEnd(number) } else { tellRoutingViewEnded(number) }
         case .failed(let error):
             let refined = await configuration.observer?.refine(error) ?? error
-            recordFailure(await SourceDiagnosis.refine(refined, source: viewSources[number]))
+            // Asked now, not at the next tick: the view must count as retrying before `allViewsDone` is read.
+            let retrying = await configuration.observer?.isRetrying(view: number) ?? false
+            recordFailure(await SourceDiagnosis.refine(refined, source: viewSources[number]), retrying: retrying)
             tellRoutingViewEnded(number)
             if !startupComplete && allViewsStarted { completeStartup() }
         case .interruption(let began):
