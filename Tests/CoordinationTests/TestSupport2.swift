@@ -142,26 +142,38 @@ extension CoordinatedViews {
     }
 }
 
-/// Asserts the skew of the frames rendered in a window: enough compared frames, every listed view present,
-/// p99 below `p99Ms`, and the median below `p50Ms` when given. Returns the summary for printing.
+/// Asserts the skew of the frames rendered in a window: enough compared frames, every listed view present, and
+/// the views aligned. Returns the summary for printing.
+///
+/// What the group controls is where each view's clock puts a frame: a view started, sought or re-rated at another
+/// instant sits a constant distance off in every frame, so the **median** is held tight (2 ms; the largest of 823
+/// windows of the repeat runs was 0.43 ms), and so are nine frames in ten (**p90** 10 ms: a view off for more than a
+/// tenth of the window). The **worst** frame is what a sink may do on a starved CPU: it shows a frame up to its
+/// max-lateness (20 ms) plus one frame period late, and drops it after that. These windows hold 25–110 instants,
+/// so "p99" was the worst instant: one late wake-up of one view (11.5 ms after "what happened?", 11.2 ms at 2×:
+/// CI and test-repeat on a216687, medians 0.12 and 0.07 ms) failed a test that measured CPU load, not alignment.
+/// The tight figures are `Scripts/bench`'s.
 @discardableResult
 func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max,
-                   minFrames: Int = 20, p99Ms: Double = 10, p50Ms: Double? = nil, _ label: String,
+                   minFrames: Int = 20, rate: Double = 1, _ label: String,
                    file: StaticString = #filePath, line: UInt = #line) -> SyncSummary {
     let result = set.analysis(since: clockNs, views: views, until: endNs)
     let summary = result.summary
+    let skewsMs = result.samples.map { Double($0.skewNs) / 1e6 }.sorted()
+    let p90 = skewsMs.isEmpty ? nil : skewsMs[min(skewsMs.count - 1, Int((Double(skewsMs.count) * 0.9).rounded(.up)) - 1)]
     print("[\(label)] views \(summary.views) frames \(summary.frames) p50 \(summary.p50SkewMs ?? -1) ms " +
-          "p99 \(summary.p99SkewMs ?? -1) ms max \(summary.maxSkewMs ?? -1) ms")
+          "p90 \(p90 ?? -1) ms p99 \(summary.p99SkewMs ?? -1) ms max \(summary.maxSkewMs ?? -1) ms")
     let expectedViews = views?.count ?? set.players.count
     XCTAssertEqual(summary.views, expectedViews, "\(label): views with frames", file: file, line: line)
     XCTAssertGreaterThanOrEqual(summary.frames, minFrames, "\(label): compared frames", file: file, line: line)
-    if let p50Ms, let p50 = summary.p50SkewMs {
-        XCTAssertLessThan(p50, p50Ms, "\(label): median skew (ms)", file: file, line: line)
+    guard let p50 = summary.p50SkewMs, let p90, let worst = skewsMs.last else {
+        XCTFail("\(label): no compared frames", file: file, line: line)
+        return summary
     }
-    if let p99 = summary.p99SkewMs {
-        // On failure, the worst frames (when, how far apart) and each view's frames around the worst: enough to tell
-        // a view that rendered its old timeline late from one brought back late.
-        let worst = result.samples.sorted { $0.skewNs > $1.skewNs }.prefix(5).map { sample in
+    // On failure, the worst frames (when, how far apart) and each view's frames around the worst: enough to tell
+    // a view that rendered its old timeline late from one brought back late.
+    let story: () -> String = {
+        let worstFive = result.samples.sorted { $0.skewNs > $1.skewNs }.prefix(5).map { sample in
             String(format: "%.0f ms in: %.1f ms", Double(Int64(sample.clockNs) - Int64(clockNs)) / 1e6, Double(sample.skewNs) / 1e6)
         }
         let around = result.samples.max { $0.skewNs < $1.skewNs }.map { sample in
@@ -169,11 +181,13 @@ func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<In
                 .map { "v\($0.view) media \(String(format: "%.3f", Double($0.mediaTimeNs) / 1e9)) at \(String(format: "%.1f", (Double($0.renderClockNs) - Double(clockNs)) / 1e6)) ms" }
                 .joined(separator: ", ")
         } ?? ""
-        XCTAssertLessThan(p99, p99Ms, "\(label): p99 skew (ms); worst: \(worst.joined(separator: "; ")); frames within 150 ms of the worst: \(around)",
-                          file: file, line: line)
-    } else {
-        XCTFail("\(label): no compared frames", file: file, line: line)
+        return "worst: \(worstFive.joined(separator: "; ")); frames within 150 ms of the worst: \(around)"
     }
+    XCTAssertLessThan(p50, 2, "\(label): median skew (ms); \(story())", file: file, line: line)
+    XCTAssertLessThan(p90, 10, "\(label): p90 skew (ms); \(story())", file: file, line: line)
+    let sinkBoundMs = 20 + 1000 / 30 / rate + 1
+    XCTAssertLessThan(worst, sinkBoundMs, "\(label): worst skew (ms), beyond what a sink shows late; \(story())",
+                      file: file, line: line)
     return summary
 }
 
