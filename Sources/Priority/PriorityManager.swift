@@ -206,11 +206,9 @@ public actor PriorityManager {
                                                    timeout: .seconds(30))
                 entry.resumeAt = nil
                 return true
-            } catch let error as PlayerError {
-                // A pipeline that cannot be reused is not retried; anything else is tried again.
-                if case .pipelineStuck = error.cause { return false }
-                try? await Task.sleep(for: .seconds(1))
             } catch {
+                // A pipeline that cannot be reused is not retried; anything else is tried again.
+                if let error = error as? PlayerError, case .pipelineStuck = error.cause { return false }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -7,27 +7,16 @@ import XCTest
 /// A failed view the observer retries (an HLS server outage) says RETRYING in the status, not FAILED; a failure's
 /// text is one line of its own, never in the status line. Real pipelines.
 final class StatusRetryingTests: XCTestCase {
-    /// Retries view 2 (as the priority manager does while an HLS view's server is down).
+    /// Retries the views `retried` says (as the priority manager does while an HLS view's server is down).
     private struct RetryingObserver: StageViewObserver {
+        var retried: @Sendable (Int) -> Bool = { $0 == 2 }
         func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async {}
         func label(forView number: Int) async -> String? { nil }
         func perform(_ command: StageCommand) async -> String { "" }
         func refine(_ failure: PlayerError) async -> PlayerError {
             PlayerError(view: failure.view, cause: .network("server not answering — retrying until the server is back"))
         }
-        func isRetrying(view number: Int) async -> Bool { number == 2 }
-    }
-
-    /// Retries every view until `until`, then gives up (as the priority manager does when its patience runs out).
-    private struct RetryUntilObserver: StageViewObserver {
-        let until: ContinuousClock.Instant
-        func attach(_ player: Player, source: MediaSource, tileWidth: Int?, tileHeight: Int?) async {}
-        func label(forView number: Int) async -> String? { nil }
-        func perform(_ command: StageCommand) async -> String { "" }
-        func refine(_ failure: PlayerError) async -> PlayerError {
-            PlayerError(view: failure.view, cause: .network("server not answering — retrying until the server is back"))
-        }
-        func isRetrying(view number: Int) async -> Bool { ContinuousClock.now < until }
+        func isRetrying(view number: Int) async -> Bool { retried(number) }
     }
 
     /// A view being retried is not done: a stage whose every view is retried (an HLS server down at a loop's
@@ -37,7 +26,8 @@ final class StatusRetryingTests: XCTestCase {
         var configuration = StageConfiguration(sources: [MediaSource("/nonexistent/gone.mp4")], headless: true,
                                                duration: 30, audio: .fakeSink, statusInterval: .milliseconds(250))
         let start = ContinuousClock.now
-        configuration.observer = RetryUntilObserver(until: start + .seconds(3))
+        let until = start + .seconds(3)   // then it gives up, as the priority manager does when its patience runs out
+        configuration.observer = RetryingObserver { _ in ContinuousClock.now < until }
         let outcome = await Stage(configuration: configuration, reporter: reporter).run()
         let elapsed = (ContinuousClock.now - start).inSeconds
         XCTAssertGreaterThanOrEqual(elapsed, 3, "the stage ended while its only view was being retried")

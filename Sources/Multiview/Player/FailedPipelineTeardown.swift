@@ -37,8 +37,7 @@ final class FailedPipelineTeardown: Sendable {
     /// Blocks the calling thread until the NULL is done or `timeout` passed; true when done.
     func waitFinished(timeout: Duration) -> Bool {
         if isFinished { return true }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        guard done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return false }
+        guard done.wait(timeout: .now() + timeout.inSeconds) == .success else { return false }
         done.signal()   // the next waiter (a later load) finds it done too
         return true
     }
