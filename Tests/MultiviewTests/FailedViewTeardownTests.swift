@@ -20,29 +20,45 @@ final class FailedViewTeardownTests: XCTestCase {
         return out.path
     }
 
+    /// Each view's outcome is said in full when it is not the expected one: its failure, or what it did instead
+    /// (the play's error, the elements still changing state, its events). A start that stalled and was begun again
+    /// (`Player.restartStalledStart`, about one view in 250 here on two loaded cores) is slower, not wrong.
     func testStoppingFailedTruncatedViewsNeverCrashes() async throws {
         let path = try first20kB(of: "angle4-overhead.mp4")
         let rounds = 8, viewsPerRound = 4
-        var failures = 0
+        var unexpected: [String] = []
         for round in 0..<rounds {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
+            try await withThrowingTaskGroup(of: String?.self) { group in
                 for v in 0..<viewsPerRound {
                     group.addTask {
-                        let player = try makePlayer(round * viewsPerRound + v + 1, name: "truncated.mp4")
+                        let number = round * viewsPerRound + v + 1
+                        let player = try makePlayer(number, name: "truncated.mp4")
                         let log = await EventLog(player)
                         try await player.load(MediaSource(path))
-                        try? await player.play()
+                        var played = "play returned", pending: [String] = []
+                        do { try await player.play() } catch {
+                            played = "play threw \(error)"
+                            pending = player.pipeline.descendants { $0.isStateChangePending }.map(\.name)
+                        }
                         let failed = await eventually(timeout: .seconds(15)) { await log.failure != nil }
                         await player.stop()
-                        guard failed, case .truncatedMedia = await log.failure?.cause else { return false }
-                        return true
+                        guard failed, let failure = await log.failure else {
+                            let events = await log.events.map { "\($0)" }.joined(separator: "; ")
+                            return "view \(number): no failure (\(played); pending: \(pending)); events: \(events)"
+                        }
+                        guard case .truncatedMedia = failure.cause else { return "view \(number): \(failure)" }
+                        let restarted = await log.events.contains {
+                            if case .warning(let w) = $0 { w.contains("starting it again") } else { false }
+                        }
+                        if restarted { print("view \(number): its start stalled and was begun again; then truncatedMedia") }
+                        return nil
                     }
                 }
-                for try await failedAsTruncated in group where failedAsTruncated { failures += 1 }
+                for try await outcome in group { if let outcome { unexpected.append(outcome) } }
             }
         }
         // Reaching this line is the point (the crash ended the whole test process); each view also said why.
-        XCTAssertEqual(failures, rounds * viewsPerRound, "every truncated view fails with truncatedMedia")
+        XCTAssertEqual(unexpected, [], "every truncated view fails with truncatedMedia")
     }
 
     /// Soak finding (c): GStreamer 1.22.0's decodebin3 reset leaves its old input elements (one identity per

@@ -14,6 +14,7 @@ extension Player {
         // After a failure: its NULL (run off this queue) is done first, and this one is an ordinary NULL.
         try finishFailedTeardown()
         failure = nil
+        startStall = StartStall()
         takePipelineDown()
         useSystemClock()
         self.source = source

@@ -47,6 +47,8 @@ public actor Player {
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
     public static let minimumInterleave: Duration = .seconds(1)
 
+    /// Whether the first start since the load may still be restarted (`restartStalledStart`).
+    var startStall = StartStall()
     /// Every decision about states and status (pure; see `PlayerStateMachine`).
     var machine = PlayerStateMachine()
     var source: MediaSource?
@@ -411,7 +413,7 @@ public actor Player {
             guard untilSettled else { return }
             // Wait on the element's own state rather than on an ASYNC_DONE message: a PLAYING requested right
             // after a flushing seek may never post one (the seek's was already consumed).
-            try await waitUntilSettled(timeout: timeout, lossesBefore: losses)
+            try await waitUntilSettled(timeout: timeout, lossesBefore: losses, restartingAStalledStart: true)
         } else {
             // Done at once: the status says so now, not when the bus message comes (read PAUSED after a play).
             apply(.settled(pipeline.currentState))
@@ -438,13 +440,20 @@ public actor Player {
     /// Waits until no asynchronous state change is pending (answered by the pipeline itself, in 5 ms steps).
     /// After an ASYNC_DONE this also guards against a stale one (left over from an earlier preroll) having
     /// woken us before the current seek had really prerolled.
-    private func waitUntilSettled(timeout: Duration, lossesBefore losses: Int) async throws {
-        let deadline = ContinuousClock.now + timeout
+    /// `restartingAStalledStart`: a state change (not a seek) may restart the view's first start when it stalled
+    /// (`restartStalledStart`).
+    private func waitUntilSettled(timeout: Duration, lossesBefore losses: Int,
+                                  restartingAStalledStart: Bool = false) async throws {
+        let start = ContinuousClock.now, deadline = start + timeout
         while pipeline.isStateChangePending {
             if let failure { throw failure }
             if ContinuousClock.now > deadline { throw prerollTimeout(timeout) }
+            if restartingAStalledStart && ContinuousClock.now - start > StartStall.limit && startStalled() {
+                restartStalledStart()
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
+        startStall.settled()
         if pipeline.stateChangeFailed {
             // The change failed; the error message that says why is still on its way over the bus (the actor
             // handles it in order).
@@ -468,6 +477,27 @@ public actor Player {
     }
 
     /// A preroll that did not finish, naming the sinks still waiting for their first buffer (which branch is stuck).
+    /// Nothing reached a sink of a local file's first start within `StartStall.limit`, and it was not restarted yet.
+    private func startStalled() -> Bool {
+        startStall.mayRestart && source?.path != nil && renderedMediaTime.latest == nil
+    }
+
+    /// GStreamer 1.22's start-up stall (issue 13): in about one start in 250 on two loaded cores, a local file's
+    /// first buffer met a pad of decodebin3's just made input that was still flushing; the source bin's queue and
+    /// the demuxer paused their tasks on that FLUSHING and nothing ever moved again (every element PAUSED, playsink
+    /// waiting for its first data, the preroll timing out after 20 s). A flushing seek to the start, sent into the
+    /// source bin, restarts those tasks (taking the pipeline to NULL and up again is no cure: playsink, half
+    /// configured, then aborts the process on pads it requested twice). Once per load, with a warning; a start
+    /// that stalls again still times out.
+    private func restartStalledStart() {
+        startStall.restarted()
+        publish(.warning("\(view): nothing came out of the media within \(StartStall.limit) of starting "
+                         + "(a GStreamer start-up stall); starting it again"))
+        for source in pipeline.descendants(where: { $0.factoryName == "urisourcebin" }) {
+            source.seekFromFirstSourcePad(flags: [.flush, .accurate], position: .zero)
+        }
+    }
+
     private func prerollTimeout(_ timeout: Duration) -> PlayerError {
         let waiting = pipeline.sinksStillPrerolling()
         let which = waiting.isEmpty ? "" : " (no first buffer yet at \(waiting.joined(separator: ", ")))"

@@ -277,3 +277,16 @@ public enum TransportCommand: Sendable, Equatable {
 public protocol TransportInterceptor: AnyObject, Sendable {
     func intercept(_ command: TransportCommand, player: Player) async throws -> Bool
 }
+
+/// The first start of a loaded view and its one restart (`Player.restartStalledStart`). Owned by the player actor.
+struct StartStall {
+    /// How long a local file's first start may show nothing at its sinks before it counts as stalled. A start
+    /// takes well under a second here, a few on two loaded cores; a slow one restarted costs one more start.
+    static let limit: Duration = .seconds(5)
+
+    private(set) var mayRestart = true
+
+    /// A state change settled: the start did not stall, and later changes are not starts.
+    mutating func settled() { mayRestart = false }
+    mutating func restarted() { mayRestart = false }
+}
