@@ -157,13 +157,22 @@ extension CoordinatedViews {
 func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<Int>? = nil, until endNs: UInt64 = .max,
                    minFrames: Int = 20, rate: Double = 1, _ label: String,
                    file: StaticString = #filePath, line: UInt = #line) -> SyncSummary {
-    let result = set.analysis(since: clockNs, views: views, until: endNs)
+    assertAligned(set.analysis(since: clockNs, views: views, until: endNs), recorded: set.recorder.frames,
+                  since: clockNs, views: views?.count ?? set.players.count, minFrames: minFrames, rate: rate, label,
+                  file: file, line: line)
+}
+
+/// `assertAligned` on an analysis made elsewhere: `recorded` are all the frames it was made from (for the story of
+/// the worst frame), `views` how many views must have frames in it.
+@discardableResult
+func assertAligned(_ result: SyncAnalysisResult, recorded: [FrameRecord], since clockNs: UInt64, views expectedViews: Int,
+                   minFrames: Int = 20, rate: Double = 1, _ label: String,
+                   file: StaticString = #filePath, line: UInt = #line) -> SyncSummary {
     let summary = result.summary
     let skewsMs = result.samples.map { Double($0.skewNs) / 1e6 }.sorted()
     let p90 = skewsMs.isEmpty ? nil : skewsMs[min(skewsMs.count - 1, Int((Double(skewsMs.count) * 0.9).rounded(.up)) - 1)]
     print("[\(label)] views \(summary.views) frames \(summary.frames) p50 \(summary.p50SkewMs ?? -1) ms " +
           "p90 \(p90 ?? -1) ms p99 \(summary.p99SkewMs ?? -1) ms max \(summary.maxSkewMs ?? -1) ms")
-    let expectedViews = views?.count ?? set.players.count
     XCTAssertEqual(summary.views, expectedViews, "\(label): views with frames", file: file, line: line)
     XCTAssertGreaterThanOrEqual(summary.frames, minFrames, "\(label): compared frames", file: file, line: line)
     guard let p50 = summary.p50SkewMs, let p90, let worst = skewsMs.last else {
@@ -177,7 +186,7 @@ func assertAligned(_ set: CoordinatedViews, since clockNs: UInt64, views: Set<In
             String(format: "%.0f ms in: %.1f ms", Double(Int64(sample.clockNs) - Int64(clockNs)) / 1e6, Double(sample.skewNs) / 1e6)
         }
         let around = result.samples.max { $0.skewNs < $1.skewNs }.map { sample in
-            set.recorder.frames.filter { $0.renderClockNs + 150_000_000 >= sample.clockNs && $0.renderClockNs <= sample.clockNs + 150_000_000 }
+            recorded.filter { $0.renderClockNs + 150_000_000 >= sample.clockNs && $0.renderClockNs <= sample.clockNs + 150_000_000 }
                 .map { "v\($0.view) media \(String(format: "%.3f", Double($0.mediaTimeNs) / 1e9)) at \(String(format: "%.1f", (Double($0.renderClockNs) - Double(clockNs)) / 1e6)) ms" }
                 .joined(separator: ", ")
         } ?? ""
