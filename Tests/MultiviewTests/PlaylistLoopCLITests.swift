@@ -40,10 +40,18 @@ final class PlaylistLoopCLITests: XCTestCase {
                                           folder.appendingPathComponent("clips").path, list.path], environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("clips: skipped 1 item that is not media (notes.txt)"), result.stderr)
+        // Each entry is a view that played. Not "PLAYING in the last line": on two cores loaded by the other shards a
+        // view whose decoding fell behind drops its late frames, and 500 ms without a frame is shown as BUFFERING by
+        // the starvation watch (VideoStarvationWatch) until frames come again (test-repeat on 5f0fa5f: views 2 and
+        // 3 BUFFERING in the last line at 0:05, 1 run in 3). The last line still lists all four, none failed.
+        let lines = result.stdout.split(separator: "\n").map(String.init)
         let last = lastStatus(result.stdout)
-        for entry in ["1 a-wide.mp4 PLAYING", "2 b-left.webm PLAYING", "3 right.mkv PLAYING", "4 angle4-overhead.mp4 PLAYING"] {
+        for entry in ["1 a-wide.mp4", "2 b-left.webm", "3 right.mkv", "4 angle4-overhead.mp4"] {
+            XCTAssertTrue(lines.contains { $0.contains(entry + " PLAYING 0:0") && !$0.contains(entry + " PLAYING 0:00") },
+                          "'\(entry)' never PLAYING past 0:00: \(result.stdout)")
             XCTAssertTrue(last.contains(entry), "no '\(entry)' in \(last)")
         }
+        XCTAssertFalse(last.contains("FAILED") || last.contains("ENDED"), last)
         XCTAssertLessThanOrEqual(last.count, 200, last)
     }
 
