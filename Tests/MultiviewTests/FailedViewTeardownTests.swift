@@ -22,7 +22,7 @@ final class FailedViewTeardownTests: XCTestCase {
 
     /// Each view's outcome is said in full when it is not the expected one: its failure, or what it did instead
     /// (the play's error, the elements still changing state, its events). A start that stalled and was begun again
-    /// (`Player.restartStalledStart`, about one view in 250 here on two loaded cores) is slower, not wrong.
+    /// (`Player.restartStalledStart`, about one view in 200 here on two loaded cores) is slower, not wrong.
     func testStoppingFailedTruncatedViewsNeverCrashes() async throws {
         let path = try first20kB(of: "angle4-overhead.mp4")
         let rounds = 8, viewsPerRound = 4

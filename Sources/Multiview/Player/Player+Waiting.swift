@@ -119,9 +119,10 @@ extension Player {
         startStall.mayRestart && source?.path != nil && renderedMediaTime.latest == nil
     }
 
-    /// GStreamer 1.22's start-up stall (issue 13): in about one start in 250 on two loaded cores, a local file's
-    /// first buffer met a pad of decodebin3's just made input that was still flushing; the source bin's queue and
-    /// the demuxer paused their tasks on that FLUSHING and nothing ever moved again (every element PAUSED, playsink
+    /// GStreamer 1.22's start-up stall (issue 13): in about one start in 200 on two loaded cores, the push of a
+    /// local file's first buffer into decodebin3 returned FLUSHING (while decodebin3 added its other stream's
+    /// input; which pad was flushing is not known); the source bin's queue and the demuxer paused their tasks on
+    /// that FLUSHING and nothing ever moved again (every element PAUSED, playsink
     /// waiting for its first data, the preroll timing out after 20 s). A flushing seek to the start, sent into the
     /// source bin, restarts those tasks (taking the pipeline to NULL and up again is no cure: playsink, half
     /// configured, then aborts the process on pads it requested twice). Once per load, with a warning; a start
