@@ -80,7 +80,7 @@ extension Player {
     /// `restartingAStalledStart`: a state change (not a seek) may restart the view's first start when it stalled
     /// (`restartStalledStart`).
     fileprivate func waitUntilSettled(timeout: Duration, lossesBefore losses: Int,
-                                  restartingAStalledStart: Bool = false) async throws {
+                                      restartingAStalledStart: Bool = false) async throws {
         let start = ContinuousClock.now, deadline = start + timeout
         while pipeline.isStateChangePending {
             if let failure { throw failure }
