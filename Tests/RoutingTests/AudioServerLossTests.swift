@@ -19,6 +19,11 @@ final class AudioServerLossTests: XCTestCase {
             try await player.play()
             let streaming = await eventually { ((try? await client.sinkInputs().count) ?? 0) == 1 }
             XCTAssertTrue(streaming, "the view's stream plays on the private daemon")
+            // The kill lands on a view that plays, not on one still starting: a stream appears at preroll, and a
+            // daemon killed before the sink's first buffer in PLAYING hits GStreamer 1.22's pulsesink deadlock
+            // (see `PulseServerInstance`), which hung this test once in ~25 runs (session 21).
+            let played = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
+            XCTAssertTrue(played, "the view did not play")
 
             daemon.stop()
             let lost = await eventually { await log.values.first == true }

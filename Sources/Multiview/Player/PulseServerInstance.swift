@@ -15,7 +15,10 @@ import Synchronization
 /// So before a view with a PulseAudio stream plays, the player checks that the daemon its sink connected to is
 /// still the one that answers (`Player.pulseStreamIsCurrent`). If it is not, the player treats the stream as
 /// lost (a fake sink, then a new stream) instead of playing it. The window left is a daemon that dies between
-/// the check and the first buffer (under a millisecond, against the seconds a kill-and-restart leaves).
+/// the check and the sink's first buffer in PLAYING: usually milliseconds, against the seconds a kill-and-restart
+/// leaves, but on two loaded cores it can be long enough for a test that kills the daemon as soon as the stream
+/// appears (at preroll) to land in it (`AudioServerLossTests` hung so once in ~25 runs; it now kills a view that
+/// plays).
 ///
 /// A daemon is known by its native socket: the address libpulse would use (`PULSE_SERVER`'s first local entry,
 /// else the runtime directory's `native`) and the socket file, which a restarted daemon creates anew. A killed
