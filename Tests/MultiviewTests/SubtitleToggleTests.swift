@@ -19,11 +19,12 @@ final class SubtitleToggleTests: XCTestCase {
         let shownAtStart = await player.subtitlesShown
         XCTAssertTrue(shownAtStart, "angle3's English subtitles are shown by default")
 
+        let firstToggle = await log.statuses.count
         try await player.selectSubtitles(.off)
         let hidden = await player.subtitlesShown
         XCTAssertFalse(hidden, "subs off left the subtitles shown")
         try await Task.sleep(for: .milliseconds(500))   // the view plays on without them a while
-        try await showEnglishAndCheckTheViewPlaysOn(player, log)
+        try await showEnglishAndCheckTheViewPlaysOn(player, log, statusesFromTheFirstToggle: firstToggle)
     }
 
     func testSubtitlesOffFromTheStartThenOnKeepsTheViewPlaying() async throws {
@@ -36,12 +37,14 @@ final class SubtitleToggleTests: XCTestCase {
         XCTAssertTrue(playing, "the view did not start")
         let hidden = await player.subtitlesShown
         XCTAssertFalse(hidden, "--subtitles off showed subtitles")
-        try await showEnglishAndCheckTheViewPlaysOn(player, log)
+        try await showEnglishAndCheckTheViewPlaysOn(player, log, statusesFromTheFirstToggle: await log.statuses.count)
     }
 
     /// `subs N en`, then: English subtitles shown, media time moves on with the wall clock and the view never
-    /// shows buffering.
-    private func showEnglishAndCheckTheViewPlaysOn(_ player: Player, _ log: EventLog) async throws {
+    /// shows buffering from the first toggle on. (Before it, the start: a view that falls 500 ms behind on two
+    /// loaded cores shows the starvation watch's BUFFERING, which is not what this test is about.)
+    private func showEnglishAndCheckTheViewPlaysOn(_ player: Player, _ log: EventLog,
+                                                   statusesFromTheFirstToggle first: Int) async throws {
         try await player.selectSubtitles(.language("en"))
         let on = await eventually(timeout: .seconds(5)) {
             let shown = await player.subtitlesShown, selected = await player.selectedStreams
@@ -56,8 +59,11 @@ final class SubtitleToggleTests: XCTestCase {
         let position = await player.queryPosition() ?? .zero
         XCTAssertTrue(advanced, "the view stopped after its subtitles came back (at \(position), from \(before))")
         XCTAssertLessThan(wall, 3.5, "2 s of media took \(wall) s of wall time")
-        let stalls = await log.statuses.filter { $0.state == .buffering }
-        XCTAssertTrue(stalls.isEmpty, "showing subtitles again showed as buffering: \(stalls)")
+        let statuses = await log.statuses
+        let stalls = statuses.dropFirst(first).filter { $0.state == .buffering }
+        XCTAssertTrue(stalls.isEmpty, "toggling the subtitles showed as buffering: \(stalls) (statuses before the " +
+                                      "first toggle: \(statuses.prefix(first).map(\.state)), after: " +
+                                      "\(statuses.dropFirst(first).map(\.state)))")
         await player.stop()
     }
 }
