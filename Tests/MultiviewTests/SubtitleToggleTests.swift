@@ -60,10 +60,10 @@ final class SubtitleToggleTests: XCTestCase {
         XCTAssertTrue(advanced, "the view stopped after its subtitles came back (at \(position), from \(before))")
         XCTAssertLessThan(wall, 3.5, "2 s of media took \(wall) s of wall time")
         let statuses = await log.statuses
-        let stalls = statuses.dropFirst(first).filter { $0.state == .buffering }
+        let beforeToggle = statuses.prefix(first), fromToggle = statuses.dropFirst(first)
+        let stalls = fromToggle.filter { $0.state == .buffering }
         XCTAssertTrue(stalls.isEmpty, "toggling the subtitles showed as buffering: \(stalls) (statuses before the " +
-                                      "first toggle: \(statuses.prefix(first).map(\.state)), after: " +
-                                      "\(statuses.dropFirst(first).map(\.state)))")
+                                      "first toggle: \(beforeToggle.map(\.state)), after: \(fromToggle.map(\.state)))")
         await player.stop()
     }
 }

@@ -22,7 +22,7 @@ final class AudioServerLossTests: XCTestCase {
             // The kill lands on a view that plays, not on one still starting: a stream appears at preroll, and a
             // daemon killed before the sink's first buffer in PLAYING hits GStreamer 1.22's pulsesink deadlock
             // (see `PulseServerInstance`), which hung this test once in ~25 runs (session 21).
-            let played = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
+            let played = await eventually(timeout: .seconds(15)) { await allPlaying([player], past: 0.5) }
             XCTAssertTrue(played, "the view did not play")
 
             daemon.stop()
