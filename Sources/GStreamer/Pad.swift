@@ -52,6 +52,8 @@ public struct PadProbeKind: OptionSet, Sendable {
     public static let buffer = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
     public static let bufferList = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
     public static let eventDownstream = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+    /// Events going upstream from the pad (seeks, QoS).
+    public static let eventUpstream = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue)
     /// Flush start / stop events (only delivered to probes that ask for them).
     public static let eventFlush = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue)
     public static let blocking = PadProbeKind(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
@@ -123,7 +125,8 @@ public final class PadProbe: @unchecked Sendable {
             swiftInfo.size = Int(gst_buffer_get_size(buffer))
         } else if type & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0, let data = info.pointee.data {
             swiftInfo.size = Int(gst_buffer_list_calculate_size(OpaquePointer(data)))
-        } else if type & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue) != 0,
+        } else if type & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue
+                          | GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue) != 0,
                   let data = info.pointee.data {
             let event = data.assumingMemoryBound(to: GstEvent.self)
             swiftInfo.eventName = gst_event_type_get_name(event.pointee.type).map { String(cString: $0) }

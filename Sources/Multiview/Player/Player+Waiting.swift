@@ -22,10 +22,18 @@ extension Player {
         do {
             try pipeline.seek(rate: rate, flags: flags, position: position)
         } catch {
-            throw PlayerError(view: view, cause: .seekRefused(position: position, rate: rate))
+            // A stalled first start (see `waitForSeekPreroll`) whose stalled stream never reached its sink has
+            // nothing there to take a seek: the seek is restarted from the source instead of refused.
+            let waiting = pipeline.sinksStillPrerolling()
+            guard startStall.mayRestart && source?.path != nil && !waiting.isEmpty else {
+                throw PlayerError(view: view, cause: .seekRefused(position: position, rate: rate))
+            }
+            let sinks = waiting.joined(separator: ", ")
+            restartStalledStart(at: position, rate: rate, flags: flags,
+                                because: "nothing reached \(sinks) to take its seek to \(position)")
         }
         // ASYNC_DONE (the prompt signal), then the element's own word that nothing is pending.
-        try await waitForAsyncDoneMessage(timeout: timeout)
+        try await waitForSeekPreroll(at: position, rate: rate, flags: flags, timeout: timeout)
         try await waitUntilSettled(timeout: timeout, lossesBefore: losses)
         try await thenWait?()
     }
@@ -101,6 +109,32 @@ extension Player {
         apply(.settled(pipeline.currentState))
     }
 
+    /// A seek's ASYNC_DONE. A coordinated preparation is a view's first start too: its PAUSED gives up after
+    /// `pauseBeforeSeekLimit` and its seek follows. When that start stalled, the seek from the sinks did not bring
+    /// the preroll: the by-ear control's first view waited the whole 20 s with its video sink still without a
+    /// first buffer (1 of 3 runs of the serial tests under four busy loops). So, on a local file's first start, a
+    /// sink still waiting `StartStall.limit` into the seek restarts the start there, at the seek's own target.
+    fileprivate func waitForSeekPreroll(at position: ClockTime, rate: Double, flags: Element.SeekFlags,
+                                        timeout: Duration) async throws {
+        // (Not after a restart that took a refused seek's place: `mayRestart` is false then.)
+        guard timeout > StartStall.limit && startStall.mayRestart && source?.path != nil else {
+            return try await waitForAsyncDoneMessage(timeout: timeout)
+        }
+        let began = ContinuousClock.now
+        do {
+            try await waitForAsyncDoneMessage(timeout: StartStall.limit)
+        } catch let error as PlayerError where failure == nil {
+            guard case .timeout = error.cause else { throw error }
+            let waiting = pipeline.sinksStillPrerolling()
+            if startStall.mayRestart && !waiting.isEmpty {
+                restartStalledStart(at: position, rate: rate, flags: flags,
+                                    because: "nothing reached \(waiting.joined(separator: ", ")) within "
+                                        + "\(StartStall.limit) of preparing it at \(position)")
+            }
+            try await waitForAsyncDoneMessage(timeout: timeout - (ContinuousClock.now - began))
+        }
+    }
+
     fileprivate func waitForAsyncDoneMessage(timeout: Duration) async throws {
         if let failure { throw failure }
         let ticket = asyncDoneWaiters.ticket()
@@ -113,7 +147,6 @@ extension Player {
         try await withCheckedThrowingContinuation { asyncDoneWaiters.store($0, for: ticket, failure: failure) }
     }
 
-    /// A preroll that did not finish, naming the sinks still waiting for their first buffer (which branch is stuck).
     /// Nothing reached a sink of a local file's first start within `StartStall.limit`, and it was not restarted yet.
     fileprivate func startStalled() -> Bool {
         startStall.mayRestart && source?.path != nil && renderedMediaTime.latest == nil
@@ -126,16 +159,19 @@ extension Player {
     /// waiting for its first data, the preroll timing out after 20 s). A flushing seek to the start, sent into the
     /// source bin, restarts those tasks (taking the pipeline to NULL and up again is no cure: playsink, half
     /// configured, then aborts the process on pads it requested twice). Once per load, with a warning; a start
-    /// that stalls again still times out.
-    fileprivate func restartStalledStart() {
+    /// that stalls again still times out. A seek's restart goes to the seek's target (`waitForSeekPreroll`).
+    fileprivate func restartStalledStart(at position: ClockTime = .zero, rate: Double = 1,
+                                         flags: Element.SeekFlags = [.flush, .accurate],
+                                         because symptom: String? = nil) {
         startStall.restarted()
-        publish(.warning("\(view): nothing came out of the media within \(StartStall.limit) of starting "
-                         + "(a GStreamer start-up stall); starting it again"))
+        let symptom = symptom ?? "nothing came out of the media within \(StartStall.limit) of starting"
+        publish(.warning("\(view): \(symptom) (a GStreamer start-up stall); starting it again"))
         for source in pipeline.descendants(where: { $0.factoryName == "urisourcebin" }) {
-            source.seekFromFirstSourcePad(flags: [.flush, .accurate], position: .zero)
+            source.seekFromFirstSourcePad(rate: rate, flags: flags, position: position)
         }
     }
 
+    /// A preroll that did not finish, naming the sinks still waiting for their first buffer (which branch is stuck).
     fileprivate func prerollTimeout(_ timeout: Duration) -> PlayerError {
         let waiting = pipeline.sinksStillPrerolling()
         let which = waiting.isEmpty ? "" : " (no first buffer yet at \(waiting.joined(separator: ", ")))"
