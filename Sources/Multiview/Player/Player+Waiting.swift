@@ -22,15 +22,14 @@ extension Player {
         do {
             try pipeline.seek(rate: rate, flags: flags, position: position)
         } catch {
-            // A stalled first start (see `waitForSeekPreroll`) whose stalled stream never reached its sink has
-            // nothing there to take a seek: the seek is restarted from the source instead of refused.
-            let waiting = pipeline.sinksStillPrerolling()
-            guard startStall.mayRestart && source?.path != nil && !waiting.isEmpty else {
+            // A stalled first start (see `waitForSeekPreroll`) whose stalled stream never got as far as playsink
+            // has no sink there to take a seek (the stalled sink is not even linked yet): the seek is begun again
+            // from the source instead of refused, while the start is still pending.
+            guard startStall.mayRestart && source?.path != nil && pipeline.isStateChangePending else {
                 throw PlayerError(view: view, cause: .seekRefused(position: position, rate: rate))
             }
-            let sinks = waiting.joined(separator: ", ")
             restartStalledStart(at: position, rate: rate, flags: flags,
-                                because: "nothing reached \(sinks) to take its seek to \(position)")
+                                because: "its start had not prerolled when its seek to \(position) was refused")
         }
         // ASYNC_DONE (the prompt signal), then the element's own word that nothing is pending.
         try await waitForSeekPreroll(at: position, rate: rate, flags: flags, timeout: timeout)
