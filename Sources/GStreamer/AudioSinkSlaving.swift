@@ -7,7 +7,26 @@ public enum AudioSlavingObservation: Sendable, Equatable {
     case skew(nanoseconds: Int64)
     /// The sink recalibrated (start of playback, flush, alignment resync, device reset): earlier skews no longer
     /// apply.
-    case discontinuity
+    case discontinuity(AudioDiscontinuityReason)
+}
+
+/// Why an audio sink recalibrated (`GstAudioBaseSinkDiscontReason`), so that a follower's restarts can be told
+/// apart in its statistics and logs.
+public enum AudioDiscontinuityReason: String, Sendable, Hashable, CaseIterable {
+    case newCaps = "new-caps", flush, syncLatency = "sync-latency", alignment, deviceFailure = "device-failure"
+    /// No reason given, but the sink passed no times to compare.
+    case noTimes = "no-times"
+
+    init(_ reason: GstAudioBaseSinkDiscontReason) {
+        switch reason {
+        case GST_AUDIO_BASE_SINK_DISCONT_REASON_NEW_CAPS: self = .newCaps
+        case GST_AUDIO_BASE_SINK_DISCONT_REASON_FLUSH: self = .flush
+        case GST_AUDIO_BASE_SINK_DISCONT_REASON_SYNC_LATENCY: self = .syncLatency
+        case GST_AUDIO_BASE_SINK_DISCONT_REASON_ALIGNMENT: self = .alignment
+        case GST_AUDIO_BASE_SINK_DISCONT_REASON_DEVICE_FAILURE: self = .deviceFailure
+        default: self = .noTimes
+        }
+    }
 }
 
 extension Element {
@@ -40,7 +59,7 @@ final class AudioSlavingHandler: Sendable {
         // On a discontinuity the times are NONE and there is nothing to write the answer to.
         guard reason == GST_AUDIO_BASE_SINK_DISCONT_REASON_NO_DISCONT, let requestedSkew,
               etime != ClockTime.noneRawValue, itime != ClockTime.noneRawValue else {
-            _ = handler.decide(.discontinuity)
+            _ = handler.decide(.discontinuity(AudioDiscontinuityReason(reason)))
             return
         }
         let skew = Int64(bitPattern: UInt64(itime)) - Int64(bitPattern: UInt64(etime))

@@ -51,7 +51,8 @@ final class ClockErrorLog: Sendable {
     }
 
     /// Records each change of `player`'s audio follower statistics as
-    /// "follower,VIEW,MONOTONIC_NS,CORRECTIONS,LAST_CORRECTION_NS,DISCONTINUITIES,MISPLACEMENTS,STALLS,LAST_MEDIAN_NS".
+    /// "follower,VIEW,MONOTONIC_NS,CORRECTIONS,LAST_CORRECTION_NS,DISCONTINUITIES,MISPLACEMENTS,STALLS,LAST_MEDIAN_NS,
+    /// LAST_DISCONTINUITY_REASON".
     func follow(_ player: Player) {
         let system = Clock.systemClock()
         let shared = self.shared
@@ -63,7 +64,8 @@ final class ClockErrorLog: Sendable {
                     last = now
                     func ns(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000 }
                     let line = "follower,\(view),\(system.time.nanoseconds),\(now.corrections),\(ns(now.lastCorrection)),"
-                        + "\(now.discontinuities),\(now.misplacements),\(now.stalls),\(now.lastMedianSkew.map(ns).map(String.init) ?? "")"
+                        + "\(now.discontinuities),\(now.misplacements),\(now.stalls),\(now.lastMedianSkew.map(ns).map(String.init) ?? ""),"
+                        + (now.lastDiscontinuity?.rawValue ?? "")
                     shared.state.withLock { $0.followerLines.append(line) }
                 }
                 try? await Task.sleep(for: .milliseconds(20))

@@ -138,11 +138,13 @@ final class AudioClockFollowerTests: XCTestCase {
         _ = feed(follower, Array(repeating: 0, count: settings.startWindow + 5))
         // Half a window of an old timeline, then a resync (a seek): those skews must not count.
         _ = feed(follower, Array(repeating: 9 * ms, count: 4))
-        XCTAssertEqual(follower.observe(.discontinuity), 0)
+        XCTAssertEqual(follower.observe(.discontinuity(.flush)), 0)
         XCTAssertEqual(feed(follower, Array(repeating: 7 * ms, count: settings.warmUpObservations)), [], "warm-up again")
         XCTAssertEqual(feed(follower, Array(repeating: ms, count: settings.startWindow)), [ms],
                        "a start window again: short, removed whole, only the new timeline's skews")
         XCTAssertEqual(follower.statistics.discontinuities, 1)
+        XCTAssertEqual(follower.statistics.discontinuityReasons, [.flush: 1])
+        XCTAssertEqual(follower.statistics.lastDiscontinuity, .flush)
     }
 
     func testImpossibleSkewsAreIgnoredNotCorrected() {

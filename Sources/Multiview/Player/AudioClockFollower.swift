@@ -73,6 +73,9 @@ public final class AudioClockFollower: Sendable {
         /// The median skew of the last full window, nil before the first one.
         public var lastMedianSkew: Duration?
         public var discontinuities = 0
+        /// The discontinuities by the sink's reason, and the last one's.
+        public var discontinuityReasons: [AudioDiscontinuityReason: Int] = [:]
+        public var lastDiscontinuity: AudioDiscontinuityReason?
         /// Skews ignored as implausible (see `Settings.plausibleSkew`).
         public var implausibleSkews = 0
         /// Stalls removed at once (see `Settings.stall`).
@@ -121,9 +124,11 @@ public final class AudioClockFollower: Sendable {
     public func observe(_ observation: AudioSlavingObservation) -> Int64 {
         state.withLock { state in
             switch observation {
-            case .discontinuity:
+            case .discontinuity(let reason):
                 state.restart()
                 state.statistics.discontinuities += 1
+                state.statistics.discontinuityReasons[reason, default: 0] += 1
+                state.statistics.lastDiscontinuity = reason
                 return 0
             case .skew(let skew):
                 guard abs(skew) <= limitsNs.plausible else {
