@@ -72,9 +72,9 @@ public final class AudioClockFollower: Sendable {
         public var lastCorrection: Duration = .zero
         /// The median skew of the last full window, nil before the first one.
         public var lastMedianSkew: Duration?
-        public var discontinuities = 0
-        /// The discontinuities by the sink's reason, and the last one's.
+        /// The discontinuities by the sink's reason, their number, and the last one's reason.
         public var discontinuityReasons: [AudioDiscontinuityReason: Int] = [:]
+        public var discontinuities: Int { discontinuityReasons.values.reduce(0, +) }
         public var lastDiscontinuity: AudioDiscontinuityReason?
         /// Skews ignored as implausible (see `Settings.plausibleSkew`).
         public var implausibleSkews = 0
@@ -126,7 +126,6 @@ public final class AudioClockFollower: Sendable {
             switch observation {
             case .discontinuity(let reason):
                 state.restart()
-                state.statistics.discontinuities += 1
                 state.statistics.discontinuityReasons[reason, default: 0] += 1
                 state.statistics.lastDiscontinuity = reason
                 return 0

@@ -25,7 +25,7 @@ extension Player {
             // A stalled first start (see `waitForSeekPreroll`) whose stalled stream never got as far as playsink
             // has no sink there to take a seek (the stalled sink is not even linked yet): the seek is begun again
             // from the source instead of refused, while the start is still pending.
-            guard startStall.mayRestart && source?.path != nil && pipeline.isStateChangePending else {
+            guard firstStartMayRestart && pipeline.isStateChangePending else {
                 throw PlayerError(view: view, cause: .seekRefused(position: position, rate: rate))
             }
             restartStalledStart(at: position, rate: rate, flags: flags,
@@ -116,7 +116,7 @@ extension Player {
     fileprivate func waitForSeekPreroll(at position: ClockTime, rate: Double, flags: Element.SeekFlags,
                                         timeout: Duration) async throws {
         // (Not after a restart that took a refused seek's place: `mayRestart` is false then.)
-        guard timeout > StartStall.limit && startStall.mayRestart && source?.path != nil else {
+        guard timeout > StartStall.limit && firstStartMayRestart else {
             return try await waitForAsyncDoneMessage(timeout: timeout)
         }
         let began = ContinuousClock.now
@@ -146,9 +146,12 @@ extension Player {
         try await withCheckedThrowingContinuation { asyncDoneWaiters.store($0, for: ticket, failure: failure) }
     }
 
+    /// A local file's first start since its load, not restarted yet (`restartStalledStart`).
+    fileprivate var firstStartMayRestart: Bool { startStall.mayRestart && source?.path != nil }
+
     /// Nothing reached a sink of a local file's first start within `StartStall.limit`, and it was not restarted yet.
     fileprivate func startStalled() -> Bool {
-        startStall.mayRestart && source?.path != nil && renderedMediaTime.latest == nil
+        firstStartMayRestart && renderedMediaTime.latest == nil
     }
 
     /// GStreamer 1.22's start-up stall (issue 13): in about one start in 200 on two loaded cores, the push of a
