@@ -61,12 +61,16 @@ public struct PadProbeKind: OptionSet, Sendable {
 
 public enum PadProbeReturn: Sendable {
     case ok, drop, remove, pass
+    /// For a buffer: drop it and answer its push with FLUSHING, as a flushing pad would (the element that pushed
+    /// it pauses its loop). Tests make GStreamer's start-up stall with it. For anything else the same as `drop`.
+    case flushing
     var raw: GstPadProbeReturn {
         switch self {
         case .ok: return GST_PAD_PROBE_OK
         case .drop: return GST_PAD_PROBE_DROP
         case .remove: return GST_PAD_PROBE_REMOVE
         case .pass: return GST_PAD_PROBE_PASS
+        case .flushing: return GST_PAD_PROBE_HANDLED
         }
     }
 }
@@ -146,6 +150,15 @@ public final class PadProbe: @unchecked Sendable {
         }
         let result = handler.body(swiftInfo)
         if result == .remove { handler.removedByGStreamer.withLock { $0 = true } }
+        if result == .flushing {
+            guard type & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0, let data = info.pointee.data else {
+                return GST_PAD_PROBE_DROP
+            }
+            // HANDLED: the probe owns the buffer (unreffed here) and the push returns the info's flow.
+            gst_mini_object_unref(data.assumingMemoryBound(to: GstMiniObject.self))
+            info.pointee.data = nil
+            info.pointee.ABI.abi.flow_ret = GST_FLOW_FLUSHING
+        }
         return result.raw
     }
 

@@ -89,11 +89,24 @@ extension Player {
     fileprivate func waitUntilSettled(timeout: Duration, lossesBefore losses: Int,
                                       restartingAStalledStart: Bool = false) async throws {
         let start = ContinuousClock.now, deadline = start + timeout
+        var nextTaskReading = start
         while pipeline.isStateChangePending {
             if let failure { throw failure }
-            if ContinuousClock.now > deadline { throw prerollTimeout(timeout) }
-            if restartingAStalledStart && ContinuousClock.now - start > StartStall.limit && startStalled() {
-                restartStalledStart()
+            let now = ContinuousClock.now
+            if now > deadline { throw prerollTimeout(timeout) }
+            if restartingAStalledStart && startStalled() {
+                if now - start > StartStall.limit {
+                    restartStalledStart()
+                } else if now >= nextTaskReading {
+                    // The sooner sign (StartStall): read every 100 ms, not at each 5 ms poll.
+                    nextTaskReading = now + .milliseconds(100)
+                    let stopped = pipeline.pausedStreamingTasks(excluding: ["typefind"])
+                    if startStall.noteStoppedTasks(stopped, at: now) {
+                        let tasks = stopped.count == 1 ? "task" : "tasks"
+                        restartStalledStart(because: "its streaming \(tasks) \(stopped.joined(separator: ", ")) stopped "
+                                                + "and nothing came out of the media within \(StartStall.stoppedTaskLimit)")
+                    }
+                }
             }
             try await Task.sleep(for: .milliseconds(5))
         }

@@ -279,14 +279,35 @@ public protocol TransportInterceptor: AnyObject, Sendable {
 }
 
 /// The first start of a loaded view and its one restart (`Player.restartStalledStart`). Owned by the player actor.
+/// Two signs of a stall: nothing at the sinks after `limit` (any stall), or, much sooner, a streaming task that
+/// stopped itself and stays stopped for `stoppedTaskLimit` while nothing reached a sink (the stall GStreamer 1.22
+/// shows: its demuxer's loop paused on a FLUSHING push). Pure: the player passes in what it reads and the time.
 struct StartStall {
     /// How long a local file's first start may show nothing at its sinks before it counts as stalled. A start
     /// takes well under a second here, a few on two loaded cores; a slow one restarted costs one more start.
     static let limit: Duration = .seconds(5)
+    /// How long a stopped streaming task may stay stopped in a first start with nothing at the sinks. No task but
+    /// typefind's (which always stops once it has found the type) stopped in healthy starts (24 starts sampled
+    /// every 10 ms); a task stopped by an error stops with the error, which reaches the player well within this.
+    static let stoppedTaskLimit: Duration = .seconds(1)
 
     private(set) var mayRestart = true
+    /// Since when the same kind of evidence (some stopped task) has been seen without a break; nil when none is.
+    private var stoppedSince: ContinuousClock.Instant?
 
     /// A state change settled: the start did not stall, and later changes are not starts.
     mutating func settled() { mayRestart = false }
     mutating func restarted() { mayRestart = false }
+
+    /// Takes the stopped streaming tasks read at `now` (typefind's left out) and answers whether the start counts
+    /// as stalled by them: some task was seen stopped at every reading for `stoppedTaskLimit`.
+    mutating func noteStoppedTasks(_ tasks: [String], at now: ContinuousClock.Instant) -> Bool {
+        guard mayRestart, !tasks.isEmpty else {
+            stoppedSince = nil
+            return false
+        }
+        let since = stoppedSince ?? now
+        stoppedSince = since
+        return now - since >= Self.stoppedTaskLimit
+    }
 }
