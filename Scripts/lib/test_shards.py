@@ -2,11 +2,12 @@
 """Shards for Scripts/test: plan them from the suite's test list and a durations table, then check and sum up
 what the shards ran.
 
-  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL]
+  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL [CPU_FIRST]]
                                                 writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
                                                 the XCTest bundle's argument) and prints one line per shard; the
                                                 classes named in SERIAL (one Module.Class a line) go to shard K+1,
-                                                which Scripts/test runs alone after the others
+                                                which Scripts/test runs with the CPU first (or alone after the
+                                                others); the classes named in CPU_FIRST may join it, to balance it
   test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
                                                 fails (exit 1) when a shard failed, or when a test of LIST did not
                                                 run in any shard; writes OUTDIR/durations.tsv (measured per class)
@@ -14,7 +15,8 @@ what the shards ran.
 LIST is `swift test list` output ("Module.Class/testMethod" per line). DURATIONS is the checked-in table
 (Tests/test-durations.tsv: "seconds<TAB>Module.Class" per line, '#' comments). A class missing from the table
 still runs: it is planned with the median duration of the table (so a new slow class costs balance, never
-coverage). Greedy longest-first: each class, longest first, goes to the shard with the least time so far.
+coverage). Greedy longest-first: each class, longest first, goes to the shard with the least time so far; the
+CPU_FIRST classes last, each to the least loaded of all K+1 shards (shard K+1 starting with the SERIAL classes).
 """
 import os
 import re
@@ -60,13 +62,15 @@ def read_serial(path):
         return {line.split("#", 1)[0].strip() for line in f} - {""}
 
 
-def plan(list_path, durations_path, k, outdir, serial_path=None):
+def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None):
     classes = read_list(list_path)
     serial = read_serial(serial_path)
-    unknown_serial = sorted(serial - set(classes))
-    if unknown_serial:
-        sys.exit(f"test_shards: {os.path.basename(serial_path)} names classes that are not in the test list: "
-                 f"{' '.join(unknown_serial)}")
+    first = read_serial(first_path) - serial if serial else set()
+    for path, named in ((serial_path, serial), (first_path, first)):
+        unknown_named = sorted(named - set(classes))
+        if unknown_named:
+            sys.exit(f"test_shards: {os.path.basename(path)} names classes that are not in the test list: "
+                     f"{' '.join(unknown_named)}")
     if not classes:
         sys.exit("test_shards: the test list is empty (swift test list printed no Module.Class/test lines)")
     table = read_durations(durations_path)
@@ -74,17 +78,20 @@ def plan(list_path, durations_path, k, outdir, serial_path=None):
     estimate = {c: table.get(c, default) for c in classes}
     unknown = sorted(c for c in classes if c not in table)
     shards = [{"seconds": 0.0, "classes": []} for _ in range(k)]
-    for c in sorted((c for c in classes if c not in serial), key=lambda c: (-estimate[c], c)):
-        target = min(shards, key=lambda s: s["seconds"])
-        target["classes"].append(c)
-        target["seconds"] += estimate[c]
+    def place(names, among):
+        for c in sorted(names, key=lambda c: (-estimate[c], c)):
+            target = min(among, key=lambda s: s["seconds"])
+            target["classes"].append(c)
+            target["seconds"] += estimate[c]
+    place([c for c in classes if c not in serial and c not in first], shards)
     if serial:
         shards.append({"seconds": sum(estimate[c] for c in serial), "classes": sorted(serial)})
+        place(first, shards)
     os.makedirs(outdir, exist_ok=True)
     for n, shard in enumerate(shards, 1):
         with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
             f.write(",".join(sorted(shard["classes"])) + "\n")
-        alone = " (alone, after the others)" if serial and n == len(shards) else ""
+        alone = " (the SERIAL classes' shard)" if serial and n == len(shards) else ""
         print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
               f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
     if unknown:
@@ -166,8 +173,8 @@ def check(list_path, outdir, k):
 
 
 def main(argv):
-    if len(argv) in (6, 7) and argv[1] == "plan":
-        plan(argv[2], argv[3], int(argv[4]), argv[5], argv[6] if len(argv) == 7 else None)
+    if len(argv) in (6, 7, 8) and argv[1] == "plan":
+        plan(argv[2], argv[3], int(argv[4]), argv[5], *argv[6:])
         return 0
     if len(argv) == 5 and argv[1] == "check":
         return check(argv[2], argv[3], int(argv[4]))

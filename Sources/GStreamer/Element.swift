@@ -215,16 +215,7 @@ public class Element: ObjectRef, @unchecked Sendable {
     /// source pad or nothing upstream took the seek.
     @discardableResult
     public func seekFromFirstSourcePad(rate: Double = 1.0, flags: SeekFlags, position: ClockTime) -> Bool {
-        guard let iterator = gst_element_iterate_src_pads(element) else { return false }
-        defer { gst_iterator_free(iterator) }
-        var value = GValue()
-        guard gst_iterator_next(iterator, &value) == GST_ITERATOR_OK,
-              let pad = g_value_get_object(&value)?.assumingMemoryBound(to: GstPad.self) else { return false }
-        defer { g_value_unset(&value) }
-        guard let event = gst_event_new_seek(rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
-                                             GST_SEEK_TYPE_SET, Int(bitPattern: UInt(position.nanoseconds)),
-                                             GST_SEEK_TYPE_NONE, -1) else { return false }
-        return gst_pad_send_event(pad, event) != 0
+        sourcePads.first?.sendSeek(rate: rate, flags: flags, position: position) ?? false
     }
 
     /// Posts an application message on the element's bus (used to wake bus consumers deterministically).

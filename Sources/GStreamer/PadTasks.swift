@@ -1,5 +1,8 @@
 import CGStreamer
 
+// Pads as the player's stall handling needs them: the pads of an element, their streaming tasks, a seek sent into
+// one.
+
 /// The state of the streaming task a pad runs (a queue's or a demuxer's loop), `GstTaskState`.
 public enum PadTaskState: Sendable, Equatable {
     /// The pad runs no task (most pads: they are pushed into, they do not push on their own).
@@ -19,6 +22,17 @@ extension Pad {
         case GST_TASK_STOPPED: .stopped
         default: .none
         }
+    }
+}
+
+extension Pad {
+    /// Sends a time seek (to `position`, playing to the end) into this pad: from a source pad it travels upstream
+    /// to what feeds the pad. False when nothing took it.
+    public func sendSeek(rate: Double = 1.0, flags: Element.SeekFlags, position: ClockTime) -> Bool {
+        guard let event = gst_event_new_seek(rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
+                                             GST_SEEK_TYPE_SET, Int(bitPattern: UInt(position.nanoseconds)),
+                                             GST_SEEK_TYPE_NONE, -1) else { return false }
+        return gst_pad_send_event(pad, event) != 0
     }
 }
 

@@ -107,7 +107,14 @@ final class GroupTransportTests: XCTestCase {
             }
             XCTAssertEqual(first.count, 3, "views with a frame near the anchor: \(first.keys.sorted())")
             for (view, record) in first {
-                XCTAssertLessThanOrEqual(abs(Double(record.mediaTimeNs) / 1e9 - group.anchorMedia.seconds), 2 * frame + 0.002,
+                // Nothing from before the target (a frame on the way there), within two frames. After it, a view
+                // starved of CPU as the group starts skips the frames it can no longer show on time (LateFrameTests):
+                // its first frame was 0.14-0.26 s past the target in a suite run with a shard given the CPU first
+                // (its views then aligned), so up to 0.5 s is allowed there; a first frame that far off still fails.
+                let offset = Double(record.mediaTimeNs) / 1e9 - group.anchorMedia.seconds
+                XCTAssertGreaterThanOrEqual(offset, -(2 * frame + 0.002),
+                                            "seek \(step): view \(view) first frame \(Double(record.mediaTimeNs) / 1e9) s")
+                XCTAssertLessThanOrEqual(offset, 0.5,
                                          "seek \(step): view \(view) first frame \(Double(record.mediaTimeNs) / 1e9) s")
             }
             XCTAssertLessThan(Double(doneNs - commandNs) / 1e9, 3, "the seek barrier took too long")
