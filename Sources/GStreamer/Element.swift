@@ -107,25 +107,9 @@ public class Element: ObjectRef, @unchecked Sendable {
 
     /// How many of its sink pads (static and request) are linked to a peer now.
     public var linkedSinkPadCount: Int {
-        guard let iterator = gst_element_iterate_sink_pads(element) else { return 0 }
-        defer { gst_iterator_free(iterator) }
-        var count = 0
-        var value = GValue()
-        while true {
-            switch gst_iterator_next(iterator, &value) {
-            case GST_ITERATOR_OK:
-                if let pad = g_value_get_object(&value), gst_pad_is_linked(pad.assumingMemoryBound(to: GstPad.self)) != 0 {
-                    count += 1
-                }
-                g_value_reset(&value)
-            case GST_ITERATOR_RESYNC:
-                count = 0
-                gst_iterator_resync(iterator)
-            default:
-                g_value_unset(&value)
-                return count
-            }
-        }
+        iteratedObjects(gst_element_iterate_sink_pads(element)) { raw in
+            gst_pad_is_linked(raw.assumingMemoryBound(to: GstPad.self)) != 0 ? true : nil
+        }.count
     }
 
     public func staticPad(_ name: String) throws -> Pad {
@@ -290,25 +274,9 @@ public class Bin: Element, @unchecked Sendable {
 
     /// The elements inside this bin at any depth that satisfy `include`.
     public func descendants(where include: (Element) -> Bool) -> [Element] {
-        guard let iterator = gst_bin_iterate_recurse(bin) else { return [] }
-        defer { gst_iterator_free(iterator) }
-        var found: [Element] = []
-        var value = GValue()
-        while true {
-            switch gst_iterator_next(iterator, &value) {
-            case GST_ITERATOR_OK:
-                if let raw = g_value_get_object(&value) {
-                    let element = Element(borrowing: raw)
-                    if include(element) { found.append(element) }
-                }
-                g_value_reset(&value)
-            case GST_ITERATOR_RESYNC:
-                found.removeAll()
-                gst_iterator_resync(iterator)
-            default:
-                g_value_unset(&value)
-                return found
-            }
+        iteratedObjects(gst_bin_iterate_recurse(bin)) { raw in
+            let element = Element(borrowing: raw)
+            return include(element) ? element : nil
         }
     }
 

@@ -1,7 +1,7 @@
 import CGStreamer
 
 // Pads as the player's stall handling needs them: the pads of an element, their streaming tasks, a seek sent into
-// one.
+// one; and the one GstIterator walk (`iteratedObjects`) that these and `Bin.descendants` use.
 
 /// The state of the streaming task a pad runs (a queue's or a demuxer's loop), `GstTaskState`.
 public enum PadTaskState: Sendable, Equatable {
@@ -44,22 +44,29 @@ extension Element {
     public var sourcePads: [Pad] { collectPads(gst_element_iterate_src_pads(element)) }
 
     private func collectPads(_ iterator: UnsafeMutablePointer<GstIterator>?) -> [Pad] {
-        guard let iterator else { return [] }
-        defer { gst_iterator_free(iterator) }
-        var found: [Pad] = []
-        var value = GValue()
-        while true {
-            switch gst_iterator_next(iterator, &value) {
-            case GST_ITERATOR_OK:
-                if let raw = g_value_get_object(&value) { found.append(Pad(borrowing: raw)) }
-                g_value_reset(&value)
-            case GST_ITERATOR_RESYNC:
-                found.removeAll()
-                gst_iterator_resync(iterator)
-            default:
-                g_value_unset(&value)
-                return found
-            }
+        iteratedObjects(iterator) { Pad(borrowing: $0) }
+    }
+}
+
+/// What `iterator` yields, each object made into `make`'s value (nil: left out); a resync starts over. Frees the
+/// iterator. The objects are borrowed: `make` takes its own reference (`ObjectRef(borrowing:)`).
+func iteratedObjects<T>(_ iterator: UnsafeMutablePointer<GstIterator>?,
+                        _ make: (UnsafeMutableRawPointer) -> T?) -> [T] {
+    guard let iterator else { return [] }
+    defer { gst_iterator_free(iterator) }
+    var found: [T] = []
+    var value = GValue()
+    while true {
+        switch gst_iterator_next(iterator, &value) {
+        case GST_ITERATOR_OK:
+            if let raw = g_value_get_object(&value), let made = make(raw) { found.append(made) }
+            g_value_reset(&value)
+        case GST_ITERATOR_RESYNC:
+            found.removeAll()
+            gst_iterator_resync(iterator)
+        default:
+            g_value_unset(&value)
+            return found
         }
     }
 }

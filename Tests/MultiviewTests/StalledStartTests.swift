@@ -68,19 +68,27 @@ final class StalledStartTests: XCTestCase {
         await log.events.compactMap { if case .warning(let w) = $0 { w } else { nil } }
     }
 
-    /// The stall as GStreamer 1.22 makes it: the first pushes into decodebin3 answered FLUSHING, the demuxer's
-    /// loop paused on that. Seen by its stopped loop, the start is begun again about a second later, not after
-    /// `StartStall.limit` (a short run, such as a 2.5 s headless stage, then still plays every view).
-    func testAStartWhoseDemuxerStoppedOnAFlushingPushIsBegunAgainWithinSeconds() async throws {
+    /// Plays angle1 through a stall that ends at the restart's flush; asserts it was begun again exactly once.
+    /// Returns the player, its log, the stall, how long `play` took and the warnings said.
+    private func playStalled(answeringFlushing: Bool, file: StaticString = #filePath, line: UInt = #line) async throws
+        -> (Player, EventLog, InputStall, Duration, [String]) {
         let player = try makePlayer(1, name: "angle1")
         let log = await EventLog(player)
-        let stall = try InputStall(player.pipeline, endsAtFlush: true, answeringFlushing: true)
+        let stall = try InputStall(player.pipeline, endsAtFlush: true, answeringFlushing: answeringFlushing)
         try await player.load(MediaSource(TestMedia.angle1))
         let began = ContinuousClock.now
         try await player.play()
         let took = ContinuousClock.now - began
         let said = await warnings(log)
-        XCTAssertEqual(said.filter { $0.contains("starting it again") }.count, 1, "warnings: \(said)")
+        XCTAssertEqual(said.filter { $0.contains("starting it again") }.count, 1, "warnings: \(said)", file: file, line: line)
+        return (player, log, stall, took, said)
+    }
+
+    /// The stall as GStreamer 1.22 makes it: the first pushes into decodebin3 answered FLUSHING, the demuxer's
+    /// loop paused on that. Seen by its stopped loop, the start is begun again about a second later, not after
+    /// `StartStall.limit` (a short run, such as a 2.5 s headless stage, then still plays every view).
+    func testAStartWhoseDemuxerStoppedOnAFlushingPushIsBegunAgainWithinSeconds() async throws {
+        let (player, log, stall, took, said) = try await playStalled(answeringFlushing: true)
         XCTAssertTrue(said.first?.hasPrefix("view 1 (angle1): its streaming task") ?? false, "\(said)")
         XCTAssertTrue(said.first?.contains("stopped and nothing came out of the media within 1") ?? false, "\(said)")
         XCTAssertGreaterThanOrEqual(took, StartStall.stoppedTaskLimit, "begun again before the task had stayed stopped")
@@ -99,15 +107,7 @@ final class StalledStartTests: XCTestCase {
     /// Data that vanishes at decodebin3's inputs (dropped as if taken): the start is begun again once, by whichever
     /// sign comes first (the demuxer's loop paused at the file's end, or nothing at the sinks after 5 s).
     func testAStalledFirstStartIsBegunAgainOnceAndPlays() async throws {
-        let player = try makePlayer(1, name: "angle1")
-        let log = await EventLog(player)
-        let stall = try InputStall(player.pipeline, endsAtFlush: true)
-        try await player.load(MediaSource(TestMedia.angle1))
-        let began = ContinuousClock.now
-        try await player.play()
-        let took = ContinuousClock.now - began
-        let said = await warnings(log)
-        XCTAssertEqual(said.filter { $0.contains("starting it again") }.count, 1, "warnings: \(said)")
+        let (player, log, stall, took, said) = try await playStalled(answeringFlushing: false)
         XCTAssertTrue(said.first?.hasPrefix("view 1 (angle1): ") ?? false, "\(said)")
         XCTAssertTrue(said.first?.contains("(a GStreamer start-up stall)") ?? false, "\(said)")
         XCTAssertGreaterThanOrEqual(took, StartStall.stoppedTaskLimit, "the start was begun again before any sign")
