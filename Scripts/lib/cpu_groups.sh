@@ -6,6 +6,8 @@
 # streaming threads at nice 10 still outweighed it, 2 failures in a run, session 23).
 # Where the cpu controller cannot be written (no v1 cpu hierarchy, not root), mv_cpu_groups_make fails and the
 # caller runs that shard alone after the others instead.
+# MV_TEST_CPU_SHARES=ALONE:SHARED sets the two groups' weights (default 262144:2: the others run only on what that
+# shard leaves); a milder ratio such as 4096:1024 leaves the others a fifth of the CPU while that shard is busy.
 
 MV_CPU_ROOT=/sys/fs/cgroup/cpu
 MV_CPU_GROUP_ALONE=""
@@ -19,7 +21,9 @@ mv_cpu_groups_make() {
   MV_CPU_GROUP_ALONE=$alone MV_CPU_GROUP_SHARED=$shared
   # Real-time budget: each shard's PulseAudio runs its sink thread SCHED_RR (as root), which a group with none
   # refuses; give each group part of the root's (950 ms per 1 s here) so PulseAudio runs as it does without groups.
-  if ! { echo 262144 >"$alone/cpu.shares" && echo 2 >"$shared/cpu.shares"; } 2>/dev/null ||
+  local weights=${MV_TEST_CPU_SHARES:-262144:2}
+  [[ "$weights" =~ ^[0-9]+:[0-9]+$ ]] || { echo "MV_TEST_CPU_SHARES must be ALONE:SHARED (numbers), got '$weights'" >&2; mv_cpu_groups_remove; return 1; }
+  if ! { echo "${weights%%:*}" >"$alone/cpu.shares" && echo "${weights##*:}" >"$shared/cpu.shares"; } 2>/dev/null ||
      ! { [ ! -f "$alone/cpu.rt_runtime_us" ] ||
          { echo 300000 >"$alone/cpu.rt_runtime_us" && echo 300000 >"$shared/cpu.rt_runtime_us"; }; } 2>/dev/null; then
     mv_cpu_groups_remove
