@@ -33,8 +33,9 @@ extension Element {
     /// Makes this audio sink (a `GstAudioBaseSink`, e.g. pulsesink) follow the pipeline clock by a caller-chosen
     /// rule: `slave-method=custom`, and `decide` is called on the sink's streaming thread for every buffer it
     /// renders. `decide` returns by how many ns to move the playout pointer (the skew it wants removed, same sign
-    /// as `.skew`), or 0 to leave it. The sink owns `decide` from then on and releases it when it is disposed or
-    /// the callback is replaced. Throws when the element is not an audio base sink.
+    /// as `.skew`), or 0 to leave it; a move applies from the buffer being rendered on (see the trampoline). The
+    /// sink owns `decide` from then on and releases it when it is disposed or the callback is replaced. Throws when
+    /// the element is not an audio base sink.
     public func setCustomAudioSlaving(_ decide: @escaping @Sendable (AudioSlavingObservation) -> Int64) throws {
         let instance = UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self)
         guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else {
@@ -53,7 +54,7 @@ final class AudioSlavingHandler: Sendable {
     let decide: @Sendable (AudioSlavingObservation) -> Int64
     init(_ decide: @escaping @Sendable (AudioSlavingObservation) -> Int64) { self.decide = decide }
 
-    static let trampoline: GstAudioBaseSinkCustomSlavingCallback = { _, etime, itime, requestedSkew, reason, userData in
+    static let trampoline: GstAudioBaseSinkCustomSlavingCallback = { sink, etime, itime, requestedSkew, reason, userData in
         guard let userData else { return }
         let handler = Unmanaged<AudioSlavingHandler>.fromOpaque(userData).takeUnretainedValue()
         // On a discontinuity the times are NONE and there is nothing to write the answer to.
@@ -63,7 +64,18 @@ final class AudioSlavingHandler: Sendable {
             return
         }
         let skew = Int64(bitPattern: UInt64(itime)) - Int64(bitPattern: UInt64(etime))
-        requestedSkew.pointee = GstClockTimeDiff(handler.decide(.skew(nanoseconds: skew)))
+        let correction = handler.decide(.skew(nanoseconds: skew))
+        requestedSkew.pointee = GstClockTimeDiff(correction)
+        if correction != 0, let sink {
+            // The move takes effect on this very buffer, not whenever audiobasesink's sample alignment lets it.
+            // Without this, the sink keeps writing each buffer right after the previous one while the gap is under
+            // its alignment threshold (40 ms): a first small step moved only the sink's calibration (so its reports
+            // showed the step done) and the samples moved at the next step in the same direction, or never; a
+            // larger move waited out `discont-wait` (1 s) and then came as an `alignment` discontinuity. "No
+            // previous position" (-1) makes render place this buffer at its corrected position. Written on the
+            // streaming thread, the only one that reads it during render.
+            sink.pointee.next_sample = guint64.max
+        }
     }
 
     static let destroy: GDestroyNotify = { userData in

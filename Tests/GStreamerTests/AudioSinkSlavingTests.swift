@@ -1,3 +1,4 @@
+import CGStreamer
 import GStreamer
 import XCTest
 
@@ -59,6 +60,63 @@ final class AudioSinkSlavingTests: XCTestCase {
         print("skew shifts after each +5 ms correction: " + shifts.map { String(format: "%.2f ms", $0) }.joined(separator: ", "))
         let asked = shifts.filter { abs($0 - -5) <= 1.5 }
         XCTAssertGreaterThanOrEqual(asked.count, 2, "asking for +5 ms must take 5 ms off the reported skew (shifts \(shifts))")
+    }
+
+    /// Where the samples go, not only what the sink reports: a correction moves the very buffer it is asked on.
+    /// The sink's reports (above) show a correction as soon as its calibration changes, even when its samples did
+    /// not move; so this reads audiobasesink's write position (`next_sample`, the ring-buffer sample right after the
+    /// last buffer written) before each buffer. A steady tone's buffers follow each other exactly (480 samples);
+    /// the buffer a +5 ms correction is asked on goes 240 samples later, and a -5 ms one 240 earlier.
+    /// Before the slaving trampoline cleared `next_sample`, both steps stayed under audiobasesink's 40 ms alignment
+    /// threshold and were absorbed: both jumps were 0 and the playout never moved, while the reports showed both
+    /// steps done (what the follower's small steady steps met every time).
+    func testACorrectionMovesTheSamplesOfTheBufferItIsAskedOn() async throws {
+        let (pipeline, sink) = try toneIntoPulseSink(buffers: 300)
+        // The sink as audiobasesink, by address (the closure is @Sendable); read only on its streaming thread,
+        // inside its own slaving callback, while the test holds `sink`.
+        let address = UInt(bitPattern: UnsafeMutableRawPointer(sink.gobject))
+        let corrections: [Int: Int64] = [100: 5_000_000, 200: -5_000_000]
+        // (write position before the skew observation, correction answered), one per skew observation.
+        let positions = Observed<[(UInt64, Int64)]>([])
+        try sink.setCustomAudioSlaving { observation in
+            guard case .skew = observation,
+                  let base = UnsafeMutableRawPointer(bitPattern: address)?.assumingMemoryBound(to: GstAudioBaseSink.self)
+            else { return 0 }
+            let nextSample = UInt64(base.pointee.next_sample)
+            var correction: Int64 = 0
+            positions.update { list in
+                correction = corrections[list.count + 1] ?? 0
+                list.append((nextSample, correction))
+            }
+            return correction
+        }
+        let bus = pipeline.bus()
+        let recorder = BusRecorder(bus.messages())
+        let end = recorder.expectation("eos or error") { $0.isEOS || $0.isError }
+        try pipeline.setState(.playing)
+        await fulfillment(of: [end], timeout: 10)
+        try pipeline.setState(.null)
+        XCTAssertNil(recorder.first { $0.isError }, "the pipeline failed (is PulseAudio running?)")
+
+        let seen = positions.value
+        XCTAssertGreaterThan(seen.count, 250, "one skew per rendered buffer")
+        // The jump of the buffer rendered at observation k: where it ended (read at k + 1) minus where the one
+        // before it ended (read at k), minus its own 480 samples.
+        func jump(at k: Int) throws -> Int64 {
+            let index = k - 1
+            let after = try XCTUnwrap(seen.indices.contains(index + 1) ? seen[index + 1].0 : nil,
+                                      "no observation after \(k) (\(seen.count) in all)")
+            let before = seen[index].0
+            XCTAssertNotEqual(before, UInt64.max, "no write position before observation \(k)")
+            XCTAssertNotEqual(after, UInt64.max, "no write position after observation \(k)")
+            return Int64(bitPattern: after &- before) - 480
+        }
+        let steady = try [50, 150, 250].map(jump(at:))
+        XCTAssertEqual(steady, [0, 0, 0], "buffers with no correction follow each other exactly")
+        let later = try jump(at: 100), earlier = try jump(at: 200)
+        print("write-position jumps: +5 ms correction \(later) samples, -5 ms correction \(earlier) samples")
+        XCTAssertEqual(later, 240, accuracy: 2, "a +5 ms correction writes its buffer 240 samples later")
+        XCTAssertEqual(earlier, -240, accuracy: 2, "a -5 ms correction writes its buffer 240 samples earlier")
     }
 
     private func median(_ values: [Int64]) -> Int64 { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
