@@ -25,13 +25,7 @@ final class AudioSinkSlavingTests: XCTestCase {
             observations.update { $0.append(observation); count = $0.count }
             return correctedAt.contains(count) ? correctionNs : 0
         }
-        let bus = pipeline.bus()
-        let recorder = BusRecorder(bus.messages())
-        let end = recorder.expectation("eos or error") { $0.isEOS || $0.isError }
-        try pipeline.setState(.playing)
-        await fulfillment(of: [end], timeout: 15)
-        try pipeline.setState(.null)
-        XCTAssertNil(recorder.first { $0.isError }, "the pipeline failed (is PulseAudio running?)")
+        try await playToEnd(pipeline, timeout: 15)
 
         let seen = observations.value
         guard case .discontinuity = seen.first else {
@@ -90,13 +84,7 @@ final class AudioSinkSlavingTests: XCTestCase {
             }
             return correction
         }
-        let bus = pipeline.bus()
-        let recorder = BusRecorder(bus.messages())
-        let end = recorder.expectation("eos or error") { $0.isEOS || $0.isError }
-        try pipeline.setState(.playing)
-        await fulfillment(of: [end], timeout: 10)
-        try pipeline.setState(.null)
-        XCTAssertNil(recorder.first { $0.isError }, "the pipeline failed (is PulseAudio running?)")
+        try await playToEnd(pipeline, timeout: 10)
 
         let seen = positions.value
         XCTAssertGreaterThan(seen.count, 250, "one skew per rendered buffer")
@@ -117,6 +105,17 @@ final class AudioSinkSlavingTests: XCTestCase {
         print("write-position jumps: +5 ms correction \(later) samples, -5 ms correction \(earlier) samples")
         XCTAssertEqual(later, 240, accuracy: 2, "a +5 ms correction writes its buffer 240 samples later")
         XCTAssertEqual(earlier, -240, accuracy: 2, "a -5 ms correction writes its buffer 240 samples earlier")
+    }
+
+    /// Plays `pipeline` until its end or an error (within `timeout` seconds), then stops it; an error fails the test.
+    private func playToEnd(_ pipeline: Pipeline, timeout: TimeInterval) async throws {
+        let bus = pipeline.bus()   // kept: the bus's messages end with it
+        let recorder = BusRecorder(bus.messages())
+        let end = recorder.expectation("eos or error") { $0.isEOS || $0.isError }
+        try pipeline.setState(.playing)
+        await fulfillment(of: [end], timeout: timeout)
+        try pipeline.setState(.null)
+        XCTAssertNil(recorder.first { $0.isError }, "the pipeline failed (is PulseAudio running?)")
     }
 
     private func median(_ values: [Int64]) -> Int64 { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
