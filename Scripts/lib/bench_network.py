@@ -23,6 +23,13 @@ PLAY_S = 12.0         # played before the seek, and again after it
 SEEK_TO_S = 2.0
 START_MARGIN_S = 1.0  # raw members restart at seek instant + this
 PAIR_WINDOW_S = 0.5
+# The recorder (20 ms latency on the null sink's monitor) runs this long before any member's stream starts. An idle
+# null sink renders 2 s blocks (its configured latency until a client asks for less), and a stream that starts while
+# such a block drains is not consumed until it ends: measured on this machine, a new stream's writes blocked 2.2 s
+# on a fresh null sink, and members started 0.5 s after the recorder joined ran 0.85-1.06 s late until their
+# followers' first correction (with 2.5 s: 16 of 16 members' first corrections under 1 ms). A sound card has no
+# such block; waiting for the recorder's request to take effect keeps that virtual-sink artefact out of every row.
+SINK_SETTLE_S = 2.5
 # The null sink's channels (Scripts/bench-network): member k plays into remap sink mvnet_mk, routed to channel k.
 CHANNEL_MAP = ["front-left", "front-right", "rear-left", "rear-right", "front-center", "lfe", "side-left", "side-right"]
 CHANNELS = len(CHANNEL_MAP)
@@ -119,6 +126,10 @@ class Bench:
                     raise BenchError("netclock-baseline provide did not report its port")
                 port = int(line[1])
                 helpers += [self.relay(k, udp=[port]) for k in range(1, n + 1)]
+            path = self.out / f"{side}-{n}.raw"
+            recorder, recorded_from = self.record(None, path), time.monotonic_ns()
+            helpers.append(recorder)   # stopped on the way out if a member fails
+            time.sleep(SINK_SETTLE_S)
             base = time.monotonic_ns() + int(LEAD_S * 1e9)
             seek_at = base + int(PLAY_S * 1e9)
             end = seek_at + int((START_MARGIN_S + PLAY_S) * 1e9)
@@ -135,9 +146,6 @@ class Bench:
                 procs.append(self.member(k, f"{side}-{n}", ["--clock", clock, "--base-time", str(start), "--duration",
                                              str(2 * PLAY_S), "--seek-at", str(seek), "--seek-to", str(SEEK_TO_S),
                                              "--start-margin", str(START_MARGIN_S)]))
-            path = self.out / f"{side}-{n}.raw"
-            time.sleep(max(0.0, (base - time.monotonic_ns()) / 1e9 - 1.0))
-            recorder, recorded_from = self.record(None, path), time.monotonic_ns()
             time.sleep(max(0.0, (end - time.monotonic_ns()) / 1e9 + 0.5))
             recorder.terminate(); recorder.wait()
             outputs = []
@@ -317,7 +325,7 @@ class Bench:
                     raise BenchError(f"{side} ({n}): relay in {namespace(k)} did not start")
             path = self.out / f"{tag}.raw"
             recorder, recorded_from = self.record(None, path, stereo), time.monotonic_ns()
-            time.sleep(0.5)
+            time.sleep(SINK_SETTLE_S)
             joined = time.monotonic_ns()
             clock_logs = [self.out / f"clock-{tag}-{k}.csv" for k in range(1, n + 1)]
             for k in range(1, n + 1):
