@@ -71,6 +71,10 @@ extension AudioReplacementRaceTests {
     /// The soak's exact failure: the stream being brought back is lost again (its sink's error) while the
     /// replacement is in flight; that cancelled the replacement, and the view failed with "cannot replace the audio
     /// output: CancellationError()". The loss is injected the way a pulsesink error reaches the supervisor.
+    ///
+    /// The test brings the stream back itself and loses it in its next call, while that replacement waits on its
+    /// first state change. It used to wait for the poll's return and watch for it every 20 ms; under three test
+    /// shards on two cores one run in four saw no return within 5 s ("the stream was never being brought back").
     func testALossWhileTheStreamIsBeingBroughtBackDoesNotFailTheView() async throws {
         XCTAssertTrue(GStreamer.ensureInitialized())
         try await withPulseKillFixture { fixture in
@@ -78,11 +82,17 @@ extension AudioReplacementRaceTests {
             let playing = await eventually(timeout: .seconds(15)) { (await player.position?.seconds ?? 0) > 0.5 }
             XCTAssertTrue(playing, "the view did not play")
 
-            // Lost; the daemon answers, so within a second the poll brings a new stream up...
+            // Lost: a fake sink takes the stream's place. The poll that would bring the stream back is stopped; the
+            // test does it itself once the fake sink is in (no replacement in flight)...
             await player.audioOutputLost("test: the stream was lost")
-            let returning = await eventually(timeout: .seconds(5)) { await player.audio.reconnecting }
-            XCTAssertTrue(returning, "the stream was never being brought back")
-            // ...and that new stream is lost too while it is being set up.
+            let poll = await player.audio.reconnect
+            poll?.cancel()
+            let fakeSinkIn = await eventually(timeout: .seconds(10)) { await player.audio.replacements.current == nil }
+            XCTAssertTrue(fakeSinkIn, "the lost stream's fake sink was never in place")
+            await player.audioServerBack()
+            let returning = await player.audio.reconnecting
+            XCTAssertTrue(returning, "the stream is not being brought back")
+            // ...and that new stream is lost too while it is being set up (a new poll brings the next one back).
             await player.audioOutputLost("test: the new stream failed")
 
             let failed = await eventually(timeout: .seconds(3)) { await player.failure != nil }

@@ -103,7 +103,9 @@ extension Player {
         return nil
     }
 
-    private func audioServerBack() {
+    /// The server takes streams again: a new pulsesink replaces the fake one. Called by the poll `audioOutputLost`
+    /// starts; internal so that a test can bring the stream back at a moment it chooses (`AudioReplacementRaceTests`).
+    func audioServerBack() {
         guard audio.outputLost, failure == nil else { return }
         audio.reconnecting = true
         beginAudioSinkReplacement(pulse: true, at: self.position ?? renderedMediaTime.latest ?? .zero,
