@@ -15,6 +15,8 @@ actor RemoteMember {
     private let welcome: @Sendable (String) async -> GroupMessage.Welcome
     private let log: @Sendable (String) -> Void
     private let rttMeasured: @Sendable (String, Duration) async -> Void
+    /// How often a view's join that has not ended yet says where it stands (`SessionHostConfiguration`).
+    private let slowJoinNotice: Duration
     private var validator: MemberMessageValidator
     private var name = "?"
 
@@ -25,6 +27,8 @@ actor RemoteMember {
     }
     private var proxies: [String: Proxy] = [:]
     private var requests = RequestTable()
+    /// The requests to the member not answered yet: what was asked and since when (a slow join names them).
+    private var unanswered: [Int: (kind: GroupMessage.Kind, since: ContinuousClock.Instant)] = [:]
     /// Each view's latest suspension update being applied (its later command or rejoin waits for it).
     private var suspensionUpdates: [String: Task<Void, Never>] = [:]
     private var lastParticipants: [WireParticipant]?
@@ -35,13 +39,14 @@ actor RemoteMember {
 
     init(id: String, peer: WebSocketPeer, medium: PlaybackCoordinationMedium, token: String, items: Set<String>,
          welcome: @escaping @Sendable (String) async -> GroupMessage.Welcome, log: @escaping @Sendable (String) -> Void,
-         rttMeasured: @escaping @Sendable (String, Duration) async -> Void) {
+         slowJoinNotice: Duration = .seconds(5), rttMeasured: @escaping @Sendable (String, Duration) async -> Void) {
         self.id = id
         self.peer = peer
         self.medium = medium
         self.welcome = welcome
         self.log = log
         self.rttMeasured = rttMeasured
+        self.slowJoinNotice = slowJoinNotice
         self.validator = MemberMessageValidator(token: token, items: items, memberID: id)
     }
 
@@ -56,10 +61,14 @@ actor RemoteMember {
     func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
         guard !gone else { return .failed("member \(id) is gone") }
         let request = requests.open()
-        await peer.send(make(request))
+        let message = make(request)
+        unanswered[request] = (message.kind, .now)
+        defer { unanswered[request] = nil }
+        await peer.send(message)
         guard !gone else { return .failed("member \(id) is gone") }
         return await withCheckedContinuation { requests.wait(request, $0) }
     }
+
 
     // MARK: From the member
 
@@ -110,7 +119,7 @@ actor RemoteMember {
         case .rejoin(let rejoin):
             let participant = ParticipantID(rejoin.participant)
             log("group session: \(rejoin.participant) asks to join the group's timeline")
-            respond(rejoin.request, after: suspensionUpdates[rejoin.participant]) { [medium] in
+            respond(rejoin.request, after: suspensionUpdates[rejoin.participant], joining: rejoin.participant) { [medium] in
                 try await medium.rejoin(participant)
             }
         case .leave(let leave):
@@ -133,15 +142,47 @@ actor RemoteMember {
     }
 
     /// Runs a group operation off the read loop (a barrier waits for this very member's answers) and replies.
-    private func respond(_ request: Int, after update: Task<Void, Never>? = nil,
+    /// The join of a view (`joining`) that has not ended after `slowJoinNotice` says where it stands, and again
+    /// as often until it ends: a member's view waiting for the group shows only "waiting", and why
+    /// is known here (MemberProcessTests once saw a view wait 15 s, with nothing said on either side).
+    private func respond(_ request: Int, after update: Task<Void, Never>? = nil, joining view: String? = nil,
                          _ operation: @escaping @Sendable () async throws -> Void) {
         Task {
+            let asked = ContinuousClock.now, every = self.slowJoinNotice
+            let notices = view.map { view in
+                Task { [weak self] in
+                    while (try? await Task.sleep(for: every)) != nil {
+                        await self?.reportSlowJoin(view, asked: asked)
+                    }
+                }
+            }
+            defer { notices?.cancel() }
             await update?.value
             let result: Result<Void, any Error>
             do { try await operation(); result = .success(()) } catch { result = .failure(error) }
             await self.peer.send(.reply(.init(request: request, outcome: WireOutcome(result))))
         }
     }
+
+    /// One line: how long `view` has been joining, the requests to its member still unanswered, whether it waits
+    /// for the group's start being prepared, and its last catch-up aims.
+    private func reportSlowJoin(_ view: String, asked: ContinuousClock.Instant) async {
+        guard !gone else { return }
+        let now = ContinuousClock.now
+        let pending = unanswered.sorted { $0.key < $1.key }
+            .map { "\($0.value.kind.rawValue) #\($0.key) for \(Self.seconds(now - $0.value.since))" }
+        var parts = [pending.isEmpty ? "no request to \(id) unanswered" : "unanswered: " + pending.joined(separator: ", ")]
+        if let item = await proxies[view]?.coordinator.itemIdentifier {
+            let waiting = await medium.joinersWaitingForStart(of: item)
+            if waiting > 0 { parts.append("\(waiting) joining view(s) wait for the group's start being prepared") }
+        }
+        let aims = await medium.catchUpAims.filter { $0.participant.rawValue == view }.suffix(3)
+        parts.append(aims.isEmpty ? "no catch-up aim yet" : "last aims: " + aims.map(\.description).joined(separator: "; "))
+        log("group session: \(view) is still joining the group's timeline after \(Self.seconds(now - asked)): "
+            + parts.joined(separator: "; "))
+    }
+
+    private static func seconds(_ d: Duration) -> String { String(format: "%.1f s", d.inSeconds) }
 
     private func joinView(_ join: GroupMessage.Join) async {
         let target = RemoteViewTarget(participant: join.participant, member: self)

@@ -17,6 +17,8 @@ public struct SessionHostConfiguration: Sendable {
     public var heartbeat: Duration = .milliseconds(500)
     /// A member not heard from for this long is dropped (its views leave the group; the others play on).
     public var dropAfter: Duration = .seconds(3)
+    /// A member view's join that has not ended after this long says where it stands, and again as often after.
+    public var slowJoinNotice: Duration = .seconds(5)
 
     public init(token: String, items: [String], media: [WireViewMedia], clock: WireClockAddress?) {
         self.token = token
@@ -101,7 +103,8 @@ public actor SessionHost {
             welcome: { [weak self] id in await self?.welcome(for: id) ?? .init(memberID: id, clock: nil, startMarginMs: 0,
                                                                                 groups: [], participants: [], items: [],
                                                                                 media: [], heartbeatMs: 0) },
-            log: log, rttMeasured: { [weak self] id, rtt in await self?.measured(id, rtt) })
+            log: log, slowJoinNotice: configuration.slowJoinNotice,
+            rttMeasured: { [weak self] id, rtt in await self?.measured(id, rtt) })
         members[id] = member
         return member
     }

@@ -155,7 +155,7 @@ public actor RemoteControl {
         case .failed:
             ended = true
             server.update { $0 = NowPlaying() }
-        case .mediaInfo, .interruption, .warning, .audioOutput, .audioStreamReplaced:
+        case .mediaInfo, .interruption, .warning, .notice, .audioOutput, .audioStreamReplaced:
             break
         }
     }

@@ -5,6 +5,7 @@ import GStreamer
 @testable import Multiview
 import SyncAnalysis
 import SyncBench
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -280,6 +281,40 @@ final class MissedStartInstantTests: XCTestCase {
         let first = try unwrap(recorder.frames.filter { $0.renderClockNs >= at.nanoseconds - 5_000_000 }.first)
         XCTAssertEqual(Double(first.mediaTimeNs) / 1e9, 2, accuracy: 0.04, "it started from the prepared frame")
         XCTAssertLessThan(abs(Double(first.renderClockNs) - Double(at.nanoseconds)) / 1e6, 5, "at the instant")
+        recorder.detachAll()
+        await player.stop()
+    }
+}
+
+/// A start instant seconds ahead of the view's clock (a member whose net clock is off the host's) is said in one
+/// notice naming the view: the view would otherwise show "waiting" and render nothing until then, unexplained.
+/// A start a group places as usual (tens of ms ahead) says nothing.
+final class FarStartInstantTests: XCTestCase {
+    func testAStartSecondsAheadIsReportedAndAUsualOneIsNot() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let recorder = SyncRecorder(clock: medium.clock)
+        let player = try await preparedPlayer(named: "far", medium, recorder)
+        let warnings = Mutex<[String]>([])
+        let events = await player.events()
+        let watcher = Task {
+            for await event in events { if case .notice(let text) = event { warnings.withLock { $0.append(text) } } }
+        }
+        defer { watcher.cancel() }
+
+        let usual = try await player.startCoordinated(at: medium.clock.time + .milliseconds(150))
+        XCTAssertTrue(usual)
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(warnings.withLock { $0 }.filter { $0.contains("coordinated start") }, [], "a usual start is not reported")
+
+        try await player.prepareCoordinated(at: .seconds(2), rate: 1)
+        let far = try await player.startCoordinated(at: medium.clock.time + .milliseconds(2_500))
+        XCTAssertTrue(far)
+        let reported = await eventually(timeout: .seconds(2)) {
+            warnings.withLock { $0 }.contains { $0.hasPrefix("view 1 (far): its coordinated start is 2.5 s ahead on its clock") }
+        }
+        XCTAssertTrue(reported, "no notice for a start 2.5 s ahead: \(warnings.withLock { $0 })")
+        let status = await player.currentStatus
+        XCTAssertEqual(status.waitingToPlay, .waitingForCoordinatedPlayback, "it waits for the instant meanwhile")
         recorder.detachAll()
         await player.stop()
     }

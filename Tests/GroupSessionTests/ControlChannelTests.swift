@@ -9,7 +9,8 @@ import XCTest
 /// The host's control channel over a real WebSocket on loopback, spoken to by a raw client: bad frames are
 /// refused one by one (one log line, one error message each) and the session goes on.
 final class ControlChannelTests: XCTestCase {
-    /// A bare WebSocket client: what it receives is kept in order; the host's prepare/start/pause are answered ok.
+    /// A bare WebSocket client: what it receives is kept in order; the host's prepare/start/pause are answered ok
+    /// (those of the kinds in `answering`).
     final class RawClient: Sendable {
         let peer: WebSocketPeer
         private let received: Mutex<[GroupMessage]>
@@ -21,7 +22,7 @@ final class ControlChannelTests: XCTestCase {
 
         var messages: [GroupMessage] { received.withLock { $0 } }
 
-        static func connect(port: Int) async throws -> RawClient {
+        static func connect(port: Int, answering: Set<GroupMessage.Kind> = [.prepare, .start, .pause]) async throws -> RawClient {
             guard let channel = try await WebSocketTransport.connect(host: "127.0.0.1", port: port) else {
                 throw TestFailure("upgrade refused")
             }
@@ -34,7 +35,7 @@ final class ControlChannelTests: XCTestCase {
                     await WebSocketPeer.readFrames(inbound, peer: peer) { frame in
                         guard case .text(let text) = frame, let message = try? GroupMessageCodec.decode(text) else { return }
                         client.received.withLock { $0.append(message) }
-                        if let request = message.request, [.prepare, .start, .pause].contains(message.kind) {
+                        if let request = message.request, answering.contains(message.kind) {
                             await peer.send(.reply(.init(request: request, outcome: .ok)))
                         }
                     }
@@ -104,6 +105,40 @@ final class ControlChannelTests: XCTestCase {
         let refused = lines.withLock { $0 }.filter { $0.hasPrefix("group session: member m1 (raw): ") }
         XCTAssertEqual(refused.count, 17, refused.joined(separator: "\n"))
         XCTAssertTrue(refused.contains { $0.contains("oversized message: 70000 bytes (limit 65536)") }, "\(refused)")
+        await host.end()
+    }
+
+    /// A view whose join hangs (its member does not answer the host's prepare) is reported while it joins, on the
+    /// host: a line naming the unanswered request, again after each interval; once the answer comes the join ends
+    /// and so do the lines. (A member's view once waited 15 s "waiting for coordinated playback" in
+    /// MemberProcessTests with nothing said on either side.)
+    func testAJoinThatHangsSaysWhatItWaitsForUntilItEnds() async throws {
+        let lines = Mutex<[String]>([])
+        var configuration = SessionHostConfiguration(token: "t", items: ["event"], media: [], clock: nil)
+        configuration.slowJoinNotice = .milliseconds(300)
+        let host = SessionHost(medium: PlaybackCoordinationMedium(), configuration: configuration,
+                               log: { line in lines.withLock { $0.append(line) } })
+        let port = try await host.start(host: "127.0.0.1", port: 0)
+        let client = try await RawClient.connect(port: port, answering: [.start, .pause])
+        await client.peer.send(.hello(.init(token: "t", member: "raw", capabilities: [])))
+        try await client.waitFor("welcome") { $0.kind == .welcome }
+        await client.peer.send(.join(.init(request: 1, participant: "m1.view1", item: "event")))
+        try await client.waitFor("join reply") { if case .reply(let r) = $0 { r.request == 1 && r.outcome == .ok } else { false } }
+
+        await client.peer.send(.rejoin(.init(request: 2, participant: "m1.view1")))
+        try await client.waitFor("prepare") { $0.kind == .prepare }
+        let prepare = try XCTUnwrap(client.messages.first { $0.kind == .prepare }?.request)
+        let slow = { lines.withLock { $0 }.filter { $0.contains("group session: m1.view1 is still joining the group's timeline after") } }
+        let twice = await eventually(timeout: .seconds(5)) { slow().count >= 2 }
+        XCTAssertTrue(twice, "no two slow-join lines: \(lines.withLock { $0 })")
+        XCTAssertTrue(slow().allSatisfy { $0.contains("unanswered: prepare #\(prepare) for ") }, "\(slow())")
+
+        // The answer comes: the join ends (its reply), and the lines stop.
+        await client.peer.send(.reply(.init(request: prepare, outcome: .ok)))
+        try await client.waitFor("rejoin reply") { if case .reply(let r) = $0 { r.request == 2 } else { false } }
+        let after = slow().count
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(slow().count, after, "slow-join lines after the join ended: \(slow().suffix(2))")
         await host.end()
     }
 

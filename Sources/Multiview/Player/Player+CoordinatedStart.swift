@@ -159,6 +159,9 @@ extension Player {
     /// the sinks being up ~0.1 ms after the check); later ones are refused and caught up by the caller.
     public static let lateStartTolerance: Duration = .milliseconds(1)
 
+    /// A start instant this far ahead of the view's clock is reported (see `startCoordinated`).
+    public static let farStartInstant: Duration = .seconds(2)
+
     /// Where the time of the last few coordinated preparations went, oldest first (diagnostics).
     public var coordinatedPreparations: [CoordinatedPreparationTiming] { coordinated.preparations }
 
@@ -210,6 +213,13 @@ extension Player {
         let now = (coordinated.clock ?? pipeline.clock)?.time ?? clockTime
         if clockTime > now {
             let wait = Duration.nanoseconds(Int64(clockTime.nanoseconds - now.nanoseconds))
+            // A group places its starts tens of ms ahead (its start margin, a catch-up's lead): one seconds ahead
+            // on this view's clock means the clocks disagree (a member's net clock off the host's), and the view
+            // would show "waiting" and render nothing until then without a word.
+            if wait > Player.farStartInstant {
+                publish(.notice(String(format: "%@: its coordinated start is %.1f s ahead on its clock: it renders nothing until then",
+                                        "\(view)", wait.inSeconds)))
+            }
             Task { [weak self] in
                 try? await Task.sleep(for: wait)
                 await self?.coordinatedStartReached(generation)

@@ -116,7 +116,10 @@ public enum PlayerEvent: Sendable {
     /// `reason` says what was wrong with it).
     case audioStreamReplaced(reason: String)
     case endOfStream
+    /// A GStreamer warning from the pipeline (not shown: elements warn about much that does not matter here).
     case warning(String)
+    /// A sentence of the player's own for the user, naming the view (the stage prints it as a note).
+    case notice(String)
     case failed(PlayerError)
 }
 

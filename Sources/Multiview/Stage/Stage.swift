@@ -288,6 +288,8 @@ public actor Stage {
             }
         case .audioStreamReplaced(let reason):
             reporter.note("view \(number): new audio stream (\(reason))")
+        case .notice(let text):
+            reporter.note(text)
         case .warning, .seekCompleted, .rateChanged:
             break
         }
