@@ -42,6 +42,25 @@ final class NetClockSettlingTests: XCTestCase {
         XCTAssertEqual(settling.accepted, 5)
     }
 
+    /// Loopback under load: GStreamer calls the exchanges not synchronised (their provider time a little outside
+    /// a quarter round trip of the clock's readings), but they agree within the criteria's 250 µs: the window fills.
+    /// One 400 µs off still breaks the run.
+    func testExchangesThatAgreeWithinTheFloorCountThoughGStreamerDidNotSynchronise() {
+        var settling = NetClockSettling(criteria: .init(window: 3, spread: .milliseconds(1)))
+        func loopback(minError: Int64, maxError: Int64) -> NetClockStatistics {
+            NetClockStatistics(synchronised: false, roundTrip: .microseconds(140), roundTripAverage: .microseconds(140),
+                               discontinuity: .zero, rSquared: 0.99, nextPoll: .milliseconds(5),
+                               localClockOffset: .microseconds(10), remoteMinError: .microseconds(minError),
+                               remoteMaxError: .microseconds(maxError))
+        }
+        XCTAssertFalse(settling.observe(loopback(minError: 60, maxError: 200)))
+        XCTAssertFalse(settling.observe(loopback(minError: -300, maxError: -100)))
+        XCTAssertTrue(settling.observe(loopback(minError: 100, maxError: 240)), "three in a row within 250 µs")
+        XCTAssertFalse(settling.observe(loopback(minError: 400, maxError: 540)), "400 µs off breaks the run")
+        XCTAssertEqual(settling.accepted, 3)
+        XCTAssertEqual(NetClockSettling.Criteria().agreement, .microseconds(250))
+    }
+
     func testWithoutAnOffsetTheStepsAddUp() {
         var settling = NetClockSettling(criteria: .init(window: 3, spread: .microseconds(500)))
         func step(_ microseconds: Int64) -> NetClockStatistics {

@@ -83,6 +83,13 @@ final class NetClockTests: XCTestCase {
         let observation = try XCTUnwrap(next, "statistics arrive while the clock polls")
         let offset = try XCTUnwrap(observation.exchangeOffset, "GStreamer 1.22 posts local and remote")
         XCTAssertLessThan(offset < .zero ? .zero - offset : offset, .milliseconds(5), "one system clock on both ends")
+        // And where the provider's time lay against the clock's own readings at send and receive: a synchronised
+        // clock on one system clock brackets it, within a millisecond.
+        let low = try XCTUnwrap(observation.remoteMinError, "GStreamer 1.22 posts remote-min-error")
+        let high = try XCTUnwrap(observation.remoteMaxError, "and remote-max-error")
+        XCTAssertLessThan(low, .milliseconds(1), "\(observation)")
+        XCTAssertGreaterThan(high, .milliseconds(-1), "\(observation)")
+        XCTAssertTrue(observation.agrees(within: .milliseconds(1)), "\(observation)")
     }
 
     func testWaitingForAProviderThatDoesNotAnswerTimesOut() async throws {
