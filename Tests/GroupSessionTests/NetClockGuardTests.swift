@@ -86,6 +86,44 @@ final class NetClockGuardTests: XCTestCase {
         await watched.guarded.stop()
     }
 
+    /// GStreamer's flag down for a moment (an answer that came out of order behind a jittery link) suspends no
+    /// view (150 ms against a 1 s limit: a starved test thread may oversleep a lot before it fails); down for longer
+    /// than `flagLimit` it suspends them all, and up again it ends the suspensions. The
+    /// exchanges keep coming throughout (the silence limit plays no part).
+    func testOnlyAFlagThatStaysDownSuspendsTheViews() async throws {
+        let coordinators = (1...2).map {
+            PlaybackCoordinator(id: ParticipantID("view\($0)"), defaultIdentifier: "event",
+                                target: NetworkMediumTests.RecordingTarget())
+        }
+        let (stream, continuation) = AsyncStream<NetClockStatistics>.makeStream()
+        let flag = Shared(true)
+        let lines = Shared<[String]>([])
+        let guarded = NetClockGuard(statistics: { stream }, isSynchronised: { flag.current },
+                                    status: { flag.current ? "net clock synced" : "net clock NOT synced" },
+                                    silenceLimit: .seconds(5), flagLimit: .seconds(1),
+                                    coordinators: { coordinators }, report: { line in lines.update { $0.append(line) } })
+        guarded.start()
+        let feeder = Self.feed(continuation)
+        defer { feeder.cancel() }
+
+        flag.update { $0 = false }
+        try await Task.sleep(for: .milliseconds(150))
+        flag.update { $0 = true }
+        try await Task.sleep(for: .milliseconds(1_200))
+        let afterBlip = await reasons(coordinators)
+        XCTAssertEqual(afterBlip, [[], []], "a flag down for 150 ms suspends nothing: \(lines.current)")
+        XCTAssertEqual(lines.current, [])
+
+        flag.update { $0 = false }
+        let suspended = await eventually(timeout: .seconds(3)) { await self.reasons(coordinators) == [[self.reason], [self.reason]] }
+        XCTAssertTrue(suspended, "a flag that stays down suspends both views: \(lines.current)")
+        XCTAssertTrue(lines.current.contains { $0.contains("net clock NOT synced: the views play on their own") }, "\(lines.current)")
+        flag.update { $0 = true }
+        let back = await eventually(timeout: .seconds(3)) { await self.reasons(coordinators) == [[], []] }
+        XCTAssertTrue(back, "the flag up again ends the suspensions: \(lines.current)")
+        await guarded.stop()
+    }
+
     /// `MemberSession` stops the old link's guard between two media, then joins the views to the new one: a
     /// suspension the guard was still making then (one view suspended, the next one not yet) must be ended too,
     /// or that view ignores its join's catch-up.
