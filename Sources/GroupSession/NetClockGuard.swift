@@ -14,8 +14,8 @@ import Synchronization
 /// 5 ms) answers arrive out of order, and an older answer carries an older provider time: GStreamer reads that as
 /// the provider's time going back and drops its flag until a later exchange raises it, some 0.1 s later. Judged at
 /// once, that suspended a member's view in 6 of 28 `Scripts/bench-network` runs (2 members): it played on alone
-/// and was caught up again, and in one of them a click heard meanwhile was 353 ms off the other member's. A provider that really
-/// went back (a new host) keeps the flag down, and the member's control channel tells of it anyway.
+/// and was caught up again, and in one of them a click heard meanwhile was 353 ms off the other member's. A
+/// provider that really went back (a new host) keeps the flag down, and the member's control channel tells of it.
 ///
 /// Threading: the statistics arrive as an `AsyncStream` consumed by one task, which stamps `lastHeard` (a
 /// `Mutex`); a second task judges every 100 ms and alone begins and ends suspensions until `stop()`, which waits
@@ -49,7 +49,8 @@ public final class NetClockGuard: Sendable {
 
     init(statistics: @escaping @Sendable () -> AsyncStream<NetClockStatistics>, isSynchronised: @escaping @Sendable () -> Bool,
          status: @escaping @Sendable () -> String, silenceLimit: Duration = NetClockGuard.silenceLimit,
-         flagLimit: Duration = NetClockGuard.flagLimit, coordinators: @escaping @Sendable () -> [PlaybackCoordinator], report: @escaping @Sendable (String) -> Void) {
+         flagLimit: Duration = NetClockGuard.flagLimit, coordinators: @escaping @Sendable () -> [PlaybackCoordinator],
+         report: @escaping @Sendable (String) -> Void) {
         self.statistics = statistics
         self.isSynchronised = isSynchronised
         self.status = status

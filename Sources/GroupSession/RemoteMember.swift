@@ -27,8 +27,6 @@ actor RemoteMember {
     }
     private var proxies: [String: Proxy] = [:]
     private var requests = RequestTable()
-    /// The requests to the member not answered yet: what was asked and since when (a slow join names them).
-    private var unanswered: [Int: (kind: GroupMessage.Kind, since: ContinuousClock.Instant)] = [:]
     /// Each view's latest suspension update being applied (its later command or rejoin waits for it).
     private var suspensionUpdates: [String: Task<Void, Never>] = [:]
     private var lastParticipants: [WireParticipant]?
@@ -60,15 +58,11 @@ actor RemoteMember {
     /// member to be dropped: `failed`).
     func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
         guard !gone else { return .failed("member \(id) is gone") }
-        let request = requests.open()
-        let message = make(request)
-        unanswered[request] = (message.kind, .now)
-        defer { unanswered[request] = nil }
+        let (request, message) = requests.open(make)
         await peer.send(message)
         guard !gone else { return .failed("member \(id) is gone") }
         return await withCheckedContinuation { requests.wait(request, $0) }
     }
-
 
     // MARK: From the member
 
@@ -156,10 +150,12 @@ actor RemoteMember {
                     }
                 }
             }
-            defer { notices?.cancel() }
             await update?.value
             let result: Result<Void, any Error>
             do { try await operation(); result = .success(()) } catch { result = .failure(error) }
+            // No line after the reply: a report under way finishes first.
+            notices?.cancel()
+            await notices?.value
             await self.peer.send(.reply(.init(request: request, outcome: WireOutcome(result))))
         }
     }
@@ -169,8 +165,7 @@ actor RemoteMember {
     private func reportSlowJoin(_ view: String, asked: ContinuousClock.Instant) async {
         guard !gone else { return }
         let now = ContinuousClock.now
-        let pending = unanswered.sorted { $0.key < $1.key }
-            .map { "\($0.value.kind.rawValue) #\($0.key) for \(Self.seconds(now - $0.value.since))" }
+        let pending = requests.unanswered.map { "\($0.kind.rawValue) #\($0.request) for \(Self.seconds(now - $0.since))" }
         var parts = [pending.isEmpty ? "no request to \(id) unanswered" : "unanswered: " + pending.joined(separator: ", ")]
         if let item = await proxies[view]?.coordinator.itemIdentifier {
             let waiting = await medium.joinersWaitingForStart(of: item)

@@ -139,8 +139,8 @@ public actor SessionMember: GroupUplink {
 
     private func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
         guard let peer, !lost else { return .failed("\(GroupLinkError.hostGone)") }
-        let request = requests.open()
-        await peer.send(make(request))
+        let (request, message) = requests.open(make)
+        await peer.send(message)
         return await withCheckedContinuation { requests.wait(request, $0) }
     }
 

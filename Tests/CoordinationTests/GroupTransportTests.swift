@@ -294,25 +294,25 @@ final class FarStartInstantTests: XCTestCase {
         let medium = PlaybackCoordinationMedium()
         let recorder = SyncRecorder(clock: medium.clock)
         let player = try await preparedPlayer(named: "far", medium, recorder)
-        let warnings = Mutex<[String]>([])
+        let notices = Mutex<[String]>([])
         let events = await player.events()
         let watcher = Task {
-            for await event in events { if case .notice(let text) = event { warnings.withLock { $0.append(text) } } }
+            for await event in events { if case .notice(let text) = event { notices.withLock { $0.append(text) } } }
         }
         defer { watcher.cancel() }
 
         let usual = try await player.startCoordinated(at: medium.clock.time + .milliseconds(150))
         XCTAssertTrue(usual)
         try await Task.sleep(for: .milliseconds(300))
-        XCTAssertEqual(warnings.withLock { $0 }.filter { $0.contains("coordinated start") }, [], "a usual start is not reported")
+        XCTAssertEqual(notices.withLock { $0 }.filter { $0.contains("coordinated start") }, [], "a usual start is not reported")
 
         try await player.prepareCoordinated(at: .seconds(2), rate: 1)
         let far = try await player.startCoordinated(at: medium.clock.time + .milliseconds(2_500))
         XCTAssertTrue(far)
         let reported = await eventually(timeout: .seconds(2)) {
-            warnings.withLock { $0 }.contains { $0.hasPrefix("view 1 (far): its coordinated start is 2.5 s ahead on its clock") }
+            notices.withLock { $0 }.contains { $0.hasPrefix("view 1 (far): its coordinated start is 2.5 s ahead on its clock") }
         }
-        XCTAssertTrue(reported, "no notice for a start 2.5 s ahead: \(warnings.withLock { $0 })")
+        XCTAssertTrue(reported, "no notice for a start 2.5 s ahead: \(notices.withLock { $0 })")
         let status = await player.currentStatus
         XCTAssertEqual(status.waitingToPlay, .waitingForCoordinatedPlayback, "it waits for the instant meanwhile")
         recorder.detachAll()

@@ -25,15 +25,20 @@ final class NetClockGuardTests: XCTestCase {
         let lines: Shared<[String]>
     }
 
-    private func watch(_ count: Int, onFirstSuspension: (@Sendable (NetClockGuard) async -> Void)? = nil) async -> Watched {
+    /// `count` views guarded by a clock whose flag is `flag` (always up unless given), with the given limits.
+    private func watch(_ count: Int, flag: Shared<Bool>? = nil, silenceLimit: Duration = .milliseconds(200),
+                       flagLimit: Duration = NetClockGuard.flagLimit,
+                       onFirstSuspension: (@Sendable (NetClockGuard) async -> Void)? = nil) async -> Watched {
         let coordinators = (1...count).map {
             PlaybackCoordinator(id: ParticipantID("view\($0)"), defaultIdentifier: "event",
                                 target: NetworkMediumTests.RecordingTarget())
         }
         let (stream, continuation) = AsyncStream<NetClockStatistics>.makeStream()
         let lines = Shared<[String]>([])
-        let guarded = NetClockGuard(statistics: { stream }, isSynchronised: { true }, status: { "net clock synced" },
-                                    silenceLimit: .milliseconds(200), coordinators: { coordinators },
+        let up: @Sendable () -> Bool = { flag?.current ?? true }
+        let guarded = NetClockGuard(statistics: { stream }, isSynchronised: up,
+                                    status: { up() ? "net clock synced" : "net clock NOT synced" },
+                                    silenceLimit: silenceLimit, flagLimit: flagLimit, coordinators: { coordinators },
                                     report: { line in lines.update { $0.append(line) } })
         if let onFirstSuspension {
             let events = await coordinators[0].events()
@@ -91,19 +96,10 @@ final class NetClockGuardTests: XCTestCase {
     /// than `flagLimit` it suspends them all, and up again it ends the suspensions. The
     /// exchanges keep coming throughout (the silence limit plays no part).
     func testOnlyAFlagThatStaysDownSuspendsTheViews() async throws {
-        let coordinators = (1...2).map {
-            PlaybackCoordinator(id: ParticipantID("view\($0)"), defaultIdentifier: "event",
-                                target: NetworkMediumTests.RecordingTarget())
-        }
-        let (stream, continuation) = AsyncStream<NetClockStatistics>.makeStream()
         let flag = Shared(true)
-        let lines = Shared<[String]>([])
-        let guarded = NetClockGuard(statistics: { stream }, isSynchronised: { flag.current },
-                                    status: { flag.current ? "net clock synced" : "net clock NOT synced" },
-                                    silenceLimit: .seconds(5), flagLimit: .seconds(1),
-                                    coordinators: { coordinators }, report: { line in lines.update { $0.append(line) } })
-        guarded.start()
-        let feeder = Self.feed(continuation)
+        let watched = await watch(2, flag: flag, silenceLimit: .seconds(5), flagLimit: .seconds(1))
+        let coordinators = watched.coordinators, lines = watched.lines
+        let feeder = Self.feed(watched.statistics)
         defer { feeder.cancel() }
 
         flag.update { $0 = false }
@@ -121,7 +117,7 @@ final class NetClockGuardTests: XCTestCase {
         flag.update { $0 = true }
         let back = await eventually(timeout: .seconds(3)) { await self.reasons(coordinators) == [[], []] }
         XCTAssertTrue(back, "the flag up again ends the suspensions: \(lines.current)")
-        await guarded.stop()
+        await watched.guarded.stop()
     }
 
     /// `MemberSession` stops the old link's guard between two media, then joins the views to the new one: a
