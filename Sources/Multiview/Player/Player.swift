@@ -203,7 +203,11 @@ public actor Player {
         if state == .null && failure != nil { tearDownFailedPipeline(); return }
         do {
             switch try pipeline.setState(state) {
-            case .success, .async, .noPreroll: if state == .null { inputGuard.pipelineStopped(pipeline) }
+            case .success, .async, .noPreroll:
+                if state == .null {
+                    inputGuard.pipelineStopped(pipeline)
+                    HeapTrimmer.shared.request()   // what the NULL freed goes back to the system
+                }
             }
         } catch {
             guard failure == nil else { return }
@@ -221,7 +225,10 @@ public actor Player {
     private func tearDownFailedPipeline() {
         if let running = failedTeardown, !running.isFinished { return }
         let pipeline = self.pipeline, inputs = inputGuard, view = self.view
-        let teardown = FailedPipelineTeardown(pipeline: pipeline, view: view) { inputs.pipelineStopped(pipeline) }
+        let teardown = FailedPipelineTeardown(pipeline: pipeline, view: view) {
+            inputs.pipelineStopped(pipeline)
+            HeapTrimmer.shared.request()
+        }
         failedTeardown = teardown
         // Real time, as every wait on the pipeline itself (not the injected clock of the player's own timers).
         Task(executorPreference: executor) { [weak self] in
