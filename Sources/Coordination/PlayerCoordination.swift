@@ -15,6 +15,16 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
     public let coordinator: PlaybackCoordinator
     private let automatic = Mutex<[SuspensionReason: CoordinatedPlaybackSuspension]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
+    /// Ends a stall suspension whose cause is inside the pipeline (`pipelineStallLimit`); one at a time.
+    private let pipelineStallWatch = Mutex<Task<Void, Never>?>(nil)
+
+    /// How long a view stays suspended for a stall in which its video starved while its source's buffers stayed
+    /// full (`Player.videoStarvedWithSourceBuffered`) before it is caught up anyway. Such a stall does not end by
+    /// itself: in the soak, PulseAudio stopped reading the streams of the HLS views after a seek, their demuxers'
+    /// output blocked on the full audio branch, and the views stayed BUFFERING 0 % for 10-15 s, until the next
+    /// group command's catch-up, whose flushing seek cleared the block. A network stall (buffering below 100 %)
+    /// still waits for its buffer to refill.
+    public static let pipelineStallLimit: Duration = .seconds(3)
 
     /// `itemIdentifier` nil: the item is identified by the player's normalised URI (or the delegate's id).
     public init(player: Player, source: MediaSource, itemIdentifier: String? = nil,
@@ -26,7 +36,10 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
                                                target: nil, identityDelegate: identityDelegate)
     }
 
-    deinit { watcher.withLock { $0?.cancel() } }
+    deinit {
+        watcher.withLock { $0?.cancel() }
+        pipelineStallWatch.withLock { $0?.cancel() }
+    }
 
     /// The default item identity: the URI with its scheme and host lower-cased and "." / ".." resolved.
     public static func normalize(_ uri: String) -> String {
@@ -56,9 +69,10 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
         case .status(let status):
             if status.state == .buffering, case .buffering = status.waitingToPlay {
                 // Only a stall while playing: refilling after a coordinated seek is part of getting ready.
-                await beginAutomatic(.stallRecovery)
+                if await beginAutomatic(.stallRecovery) { watchPipelineStall() }
             } else if status.state == .playing || status.state == .paused, hasAutomatic(.stallRecovery),
                       status.waitingToPlay == nil {
+                pipelineStallWatch.withLock { $0?.cancel(); $0 = nil }
                 await endAutomatic(.stallRecovery)
             }
         case .interruption(let began):
@@ -81,10 +95,27 @@ public final class PlayerCoordination: TransportInterceptor, CoordinatedPlayback
 
     private func hasAutomatic(_ reason: SuspensionReason) -> Bool { automatic.withLock { $0[reason] != nil } }
 
-    private func beginAutomatic(_ reason: SuspensionReason) async {
-        guard !hasAutomatic(reason) else { return }
+    /// Begins the automatic suspension for `reason` unless one is under way; true when it began one.
+    @discardableResult
+    private func beginAutomatic(_ reason: SuspensionReason) async -> Bool {
+        guard !hasAutomatic(reason) else { return false }
         let suspension = await coordinator.beginSuspension(for: reason)
         automatic.withLock { $0[reason] = suspension }
+        return true
+    }
+
+    /// After `pipelineStallLimit` of a stall suspension: when the view's video is still starved behind a full
+    /// source, the suspension ends, and its end catches the view up to the group's time (a flushing seek).
+    private func watchPipelineStall() {
+        let task = Task { [weak self] in
+            try? await Task.sleep(for: PlayerCoordination.pipelineStallLimit)
+            guard !Task.isCancelled, let self, self.hasAutomatic(.stallRecovery),
+                  await self.player.videoStarvedWithSourceBuffered else { return }
+            await self.player.notice("no picture for \(PlayerCoordination.pipelineStallLimit) with its stream buffered " +
+                                     "(a stall inside the pipeline): caught up to the group's time")
+            await self.endAutomatic(.stallRecovery)
+        }
+        pipelineStallWatch.withLock { $0?.cancel(); $0 = task }
     }
 
     private func endAutomatic(_ reason: SuspensionReason) async {

@@ -67,6 +67,14 @@ public actor Player {
     public internal(set) var failure: PlayerError?
     public var reachedEnd: Bool { machine.reachedEnd }
     public var hasPlayed: Bool { machine.hasPlayed }
+    /// Video stopped reaching the sink while the source's buffering stands at 100 % (no buffering message below
+    /// it): the stall is inside the pipeline, not the network's. Seen in the soak: PulseAudio stopped reading an HLS
+    /// view's stream, its audio branch filled, and the demuxer's one output thread blocked on it, so the picture
+    /// starved behind a full buffer. A flushing seek clears such a block (`PlayerCoordination` catches the view up).
+    public var videoStarvedWithSourceBuffered: Bool { machine.videoStarved && machine.bufferingPercent >= 100 }
+
+    /// Prints `text` as a note about this view (the stage shows notices as they come).
+    public func notice(_ text: String) { publish(.notice("\(view): \(text)")) }
     weak var interceptor: (any TransportInterceptor)?
 
     /// Operations on the pipeline, one at a time (PlayerOperationQueue.swift).
