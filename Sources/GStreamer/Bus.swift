@@ -30,10 +30,11 @@ public struct RealtimeStreamThreads: Sendable {
         self.owners = owners; self.priority = priority; self.report = report
     }
 
-    /// Applies or undoes the policy on the calling thread for a stream-status message. Any other task's ENTER
-    /// puts a real-time thread back to normal scheduling: a pooled thread whose owner task's LEAVE never reached
-    /// this handler (seen once in a full suite run: two threads last running typefind tasks at SCHED_FIFO in a
-    /// later test's process) would otherwise run every later task it is given in real time.
+    /// Applies or undoes the policy on the calling thread for a stream-status message: an owner's ENTER raises
+    /// it; every other ENTER, and every LEAVE, puts it back to normal scheduling. Not only the owner's LEAVE: a
+    /// pooled thread whose owner task's LEAVE never reached this handler (seen in full suite runs: two threads last
+    /// running typefind tasks at SCHED_FIFO in a later test's process) would otherwise run every later task it is
+    /// given in real time. Task starts and ends are rare (state changes), so one policy call each costs nothing.
     func apply(_ message: UnsafeMutablePointer<GstMessage>) {
         var type = GST_STREAM_STATUS_TYPE_CREATE
         var owner: UnsafeMutablePointer<GstElement>?
@@ -44,13 +45,7 @@ public struct RealtimeStreamThreads: Sendable {
         case GST_STREAM_STATUS_TYPE_ENTER where owners.contains(name):
             parameters.sched_priority = priority
             report(name, pthread_setschedparam(pthread_self(), realtimePolicy, &parameters) == 0)
-        case GST_STREAM_STATUS_TYPE_ENTER:
-            var policy: Int32 = 0
-            guard pthread_getschedparam(pthread_self(), &policy, &parameters) == 0,
-                  policy & ~schedResetOnFork != Int32(SCHED_OTHER) else { return }
-            parameters.sched_priority = 0
-            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_OTHER), &parameters)
-        case GST_STREAM_STATUS_TYPE_LEAVE where owners.contains(name):
+        case GST_STREAM_STATUS_TYPE_ENTER, GST_STREAM_STATUS_TYPE_LEAVE:
             parameters.sched_priority = 0
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_OTHER), &parameters)
         default:

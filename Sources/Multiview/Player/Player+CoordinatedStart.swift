@@ -217,8 +217,8 @@ extension Player {
             // on this view's clock means the clocks disagree (a member's net clock off the host's), and the view
             // would show "waiting" and render nothing until then without a word.
             if wait > Player.farStartInstant {
-                publish(.notice(String(format: "%@: its coordinated start is %.1f s ahead on its clock: it renders nothing until then",
-                                        "\(view)", wait.inSeconds)))
+                notice(String(format: "its coordinated start is %.1f s ahead on its clock: it renders nothing until then",
+                              wait.inSeconds))
             }
             Task { [weak self] in
                 try? await Task.sleep(for: wait)

@@ -212,10 +212,7 @@ public actor Player {
         do {
             switch try pipeline.setState(state) {
             case .success, .async, .noPreroll:
-                if state == .null {
-                    inputGuard.pipelineStopped(pipeline)
-                    HeapTrimmer.shared.request()   // what the NULL freed goes back to the system
-                }
+                if state == .null { Player.pipelineReachedNull(pipeline, inputs: inputGuard) }
             }
         } catch {
             guard failure == nil else { return }
@@ -228,14 +225,20 @@ public actor Player {
         }
     }
 
+    /// What follows every NULL of the view's pipeline, on whichever queue took it there: the decodebin3 inputs
+    /// it left are cleared, and what it freed goes back to the system (`HeapTrimmer`).
+    nonisolated static func pipelineReachedNull(_ pipeline: Pipeline, inputs: DecodebinInputGuard) {
+        inputs.pipelineStopped(pipeline)
+        HeapTrimmer.shared.request()
+    }
+
     /// Takes a failed view's pipeline to NULL on a queue of its own and, when that is still running after
     /// `FailedPipelineTeardown.deadline`, says so. One at a time: while one runs, the pipeline is on its way to NULL.
     private func tearDownFailedPipeline() {
         if let running = failedTeardown, !running.isFinished { return }
         let pipeline = self.pipeline, inputs = inputGuard, view = self.view
         let teardown = FailedPipelineTeardown(pipeline: pipeline, view: view) {
-            inputs.pipelineStopped(pipeline)
-            HeapTrimmer.shared.request()
+            Player.pipelineReachedNull(pipeline, inputs: inputs)
         }
         failedTeardown = teardown
         // Real time, as every wait on the pipeline itself (not the injected clock of the player's own timers).
