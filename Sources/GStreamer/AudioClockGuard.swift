@@ -122,8 +122,10 @@ public final class AudioClockGuard: Sendable {
         guard !isLost, let clock = providedClock else { return }
         let reading = original(clock, originalData)
         guard reading != ClockTime.noneRawValue else { return }
+        // An injected fault is seen by every reader, as libpulse's own would be.
+        let offset = hooks.withLock { $0.readingOffset }
         let now = Self.now()
-        state.withLock { $0.stopped(reading: UInt64(reading), now: now) }
+        state.withLock { $0.stopped(reading: UInt64(reading) &+ offset, now: now) }
     }
 
     /// The sink's stream is gone (its error was posted, or its player says so): from now on no reading asks the

@@ -23,7 +23,19 @@
 ///    behind its full audio queue (issue 15, the soak's added view). The window opens from the stopped time
 ///    instead, and until a sink reading comes back within `realTimeTolerance` of real time from there (libpulse holds
 ///    its time until the stream's real position catches up), readings ahead of that extrapolation are answered
-///    with it (readings behind it are taken) — for at most the refused excess plus `absorbLimit`.
+///    with it (readings behind it are taken) — for at most the refused excess plus `absorbLimit`. Unless libpulse
+///    keeps the excess and runs on with real time (a constant offset): a reading that, less the refused excess,
+///    is within `realTimeTolerance` of the extrapolation is answered so, for as long as that holds (answered by
+///    extrapolation only until the limit, such a stream's readings came back the excess ahead and the follower
+///    moved its playout that far: the same freeze, a few seconds later).
+///    What counts as the stopped time: a new sink's stream has never played, so it starts at 0 (the soak's HLS
+///    views, given new streams when PulseAudio came back, were first started 12 s later with libpulse saying 6.6 s
+///    for streams that had never been uncorked; placed that far ahead, each view froze behind its blocked audio).
+///    A stop is noted at the least of the sink's reading, what the guard's own answers have run to since (while
+///    rule 4 absorbs, libpulse is still ahead: its reading is not the stream's position) and an earlier stop not
+///    followed by a start (a stream does not move while stopped). A reading that opens no window comes from a sink
+///    that renders, so it ends the noted stop; a start's opening reading ends an absorption still running and is
+///    judged afresh (those streams' libpulse time ran on at every later pause as well: 2.3 and 3.2 s).
 ///
 /// Ownership: a value type; `AudioClockGuard` keeps it in its `Mutex`.
 public struct AudioClockReadingPolicy: Sendable {
@@ -72,8 +84,11 @@ public struct AudioClockReadingPolicy: Sendable {
     /// Until this instant, readings ahead of the extrapolation by more than `realTimeTolerance` are answered with it
     /// (rule 4); nil when not absorbing.
     private var absorbingUntil: UInt64?
-    /// The stream's time when its device was last stopped, until the next window opens (rule 4).
-    public private(set) var stoppedReading: UInt64?
+    /// The refused excess while absorbing: how far libpulse's time runs ahead of the stream's (rule 4).
+    private var absorbedExcess: UInt64?
+    /// The stream's time when its device was last stopped, until the next window opens (rule 4). 0 at first: the
+    /// guard is installed on a new sink, whose stream has never played.
+    public private(set) var stoppedReading: UInt64? = 0
     /// The last window-opening reading and the stopped time it was judged against (nil: none noted): what a
     /// stalled start's diagnosis needs.
     public private(set) var lastOpening: (reading: UInt64, stopped: UInt64?)?
@@ -95,13 +110,18 @@ public struct AudioClockReadingPolicy: Sendable {
     /// The sink's device stopped (its stream corked) with the stream's time at `reading` (asked at `now`): the
     /// next start cannot find it further on (rule 4). A reading rule 3 would refuse is not noted.
     public mutating func stopped(reading: UInt64, now: UInt64) {
+        var position = reading
         if let accepted {
             let expected = accepted.reading &+ (now > accepted.at ? now - accepted.at : 0)
             guard reading <= expected || reading - expected <= jumpTolerance else { return }
+            // Where the answers the sink was given have run to: behind libpulse's reading while rule 4 absorbs.
+            position = min(position, expected)
         } else if reading > absurdTime {
             return
         }
-        stoppedReading = reading
+        // No start since an earlier stop: the stream is still where that stop found it.
+        if let earlier = stoppedReading { position = min(position, earlier) }
+        stoppedReading = position
     }
 
     /// The sink's PulseAudio stream is gone for good: never ask it again.
@@ -119,34 +139,46 @@ public struct AudioClockReadingPolicy: Sendable {
     /// "none". A "none" from the sink stays "none".
     public mutating func afterAsking(reading: UInt64?, now: UInt64) -> UInt64? {
         guard let reading else { return nil }
+        // The start's calibration, judged even while an earlier start's excess is still absorbed (a pause and a
+        // resume inside the absorption: the soak's views are commanded every 4 s).
+        let opening = armedAfter.map { now >= $0 } ?? false
+        // Any other reading comes from a sink that renders: its stream runs, the stop noted before no longer holds.
+        if !opening { stoppedReading = nil }
         if let accepted {
             let expected = accepted.reading &+ (now > accepted.at ? now - accepted.at : 0)
             if reading > expected, reading - expected > jumpTolerance {
                 refused += 1
                 return expected
             }
-            if let until = absorbingUntil {
-                if now >= until {
-                    absorbingUntil = nil
-                } else if reading > expected {
-                    if reading - expected > realTimeTolerance { return expected }
-                    absorbingUntil = nil   // back with real time: the sink's readings are real again
+            if !opening, let until = absorbingUntil, reading > expected {
+                // Behind the extrapolation a reading is taken (the follower sees it), still absorbing.
+                if reading - expected <= realTimeTolerance {
+                    endAbsorbing()   // back with real time: the sink's readings are real again
+                } else if let excess = absorbedExcess, reading >= excess,
+                          distance(reading - excess, expected) <= realTimeTolerance {
+                    self.accepted = (reading - excess, now)   // the excess kept: libpulse runs with real time past it
+                    return reading - excess
+                } else if now < until {
+                    return expected
+                } else {
+                    endAbsorbing()   // the limit: the sink's readings are taken again, whatever they say
                 }
-                // Behind the extrapolation: taken (the follower sees it), still absorbing.
             }
         } else if reading > absurdTime {
             refused += 1
             return nil
         }
         var answer = reading
-        if let after = armedAfter, now >= after {
+        if opening {
             armedAfter = nil
+            endAbsorbing()
             lastOpening = (reading, stoppedReading)
             if let stopped = stoppedReading, reading > stopped, reading - stopped > stopTolerance {
                 // Rule 4: the stream cannot have run while the sink was stopped.
                 stoppedTimeRefused += 1
                 lastStoppedExcess = reading - stopped
                 absorbingUntil = now &+ lastStoppedExcess &+ absorbLimit
+                absorbedExcess = lastStoppedExcess
                 answer = stopped
             }
             stoppedReading = nil
@@ -158,4 +190,11 @@ public struct AudioClockReadingPolicy: Sendable {
         accepted = (answer, now)
         return answer
     }
+
+    private mutating func endAbsorbing() {
+        absorbingUntil = nil
+        absorbedExcess = nil
+    }
+
+    private func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
 }

@@ -58,4 +58,32 @@ final class AudioClockGuardTests: XCTestCase {
         XCTAssertEqual(guardian.statistics.extrapolated, before.extrapolated, "an unarmed start was extrapolated")
         XCTAssertEqual(guardian.statistics.windows, 1)
     }
+
+    /// The soak's HLS views after PulseAudio came back: libpulse said 6.6 s for new streams that had never been
+    /// uncorked, and the sink placed its first samples that far ahead of what the server played (its writes then
+    /// blocked that long). A new sink's stream is at 0 until it first plays, so such a first start is calibrated at
+    /// 0, and the tone ends when it has played. The fault is injected: readings 4 s ahead from before the start on.
+    func testAFreshSinksFirstStartIsCalibratedAtZeroWhateverItsStreamTimeSays() async throws {
+        let (pipeline, sink) = try toneIntoPulseSink(buffers: 200)   // 2 s
+        let guardian = try sink.guardAudioClock(window: .milliseconds(100))
+        try sink.setCustomAudioSlaving { _ in 0 }
+        guardian.injectReadingOffset(.seconds(4))
+        let bus = pipeline.bus()
+        let recorder = BusRecorder(bus.messages())
+        let end = recorder.expectation("eos or error") { $0.isEOS || $0.isError }
+        guardian.arm()
+        let started = ContinuousClock.now
+        try pipeline.setState(.playing)
+        await fulfillment(of: [end], timeout: 15)
+        let took = ContinuousClock.now - started
+        try pipeline.setState(.null)
+        XCTAssertNil(recorder.first { $0.isError }, "the pipeline failed (is PulseAudio running?)")
+
+        XCTAssertEqual(guardian.stoppedTimeRefusals.count, 1, "the first start's 4 s were not refused")
+        let opening = guardian.lastOpening
+        XCTAssertEqual(opening?.stopped, .zero, "judged against something else than a fresh stream's 0: \(String(describing: opening))")
+        XCTAssertGreaterThan(opening?.reading ?? .zero, .seconds(4))
+        // Placed 4 s ahead, the 2 s tone would drain after about 6 s.
+        XCTAssertLessThan(took, .milliseconds(4500), "the 2 s tone took \(took) to play out: its samples were placed ahead")
+    }
 }

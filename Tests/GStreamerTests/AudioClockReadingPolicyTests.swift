@@ -150,12 +150,62 @@ final class AudioClockReadingPolicyTests: XCTestCase {
         XCTAssertNil(policy.stoppedReading, "a wrapped time is no stop position")
     }
 
-    func testAFreshStreamsFirstStartHasNothingToCompareWith() {
+    func testAFreshStreamsFirstStartIsJudgedAgainstZero() {
         var policy = AudioClockReadingPolicy(window: 100 * ms)
-        XCTAssertNil(policy.stoppedReading)
+        XCTAssertEqual(policy.stoppedReading, 0, "a new sink's stream has never played")
         policy.arm(at: 1 * s)
-        XCTAssertEqual(read(&policy, sink: 700 * ms, at: 1 * s), .some(700 * ms))
+        XCTAssertEqual(read(&policy, sink: 700 * ms, at: 1 * s), .some(700 * ms), "within the tolerance: taken")
         XCTAssertEqual(policy.stoppedTimeRefused, 0)
+
+        // The soak's HLS views after PulseAudio came back: libpulse said 6.6 s for streams never uncorked.
+        var fresh = AudioClockReadingPolicy(window: 100 * ms)
+        fresh.arm(at: 205 * s)
+        XCTAssertEqual(read(&fresh, sink: 6600 * ms, at: 205 * s), .some(0))
+        XCTAssertEqual(fresh.stoppedTimeRefused, 1)
+        XCTAssertEqual(fresh.lastStoppedExcess, 6600 * ms)
+    }
+
+    func testAStopWhileAbsorbingIsNotedWhereTheAnswersRanTo() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        policy.arm(at: 8600 * ms)
+        XCTAssertEqual(read(&policy, sink: 3465 * ms, at: 8600 * ms), .some(200 * ms))
+        XCTAssertEqual(read(&policy, sink: 3465 * ms, at: 9 * s), .some(600 * ms), "libpulse held: extrapolated")
+        // Stopped 0.1 s after the last render, libpulse still ahead: the stream is where the answers ran to.
+        policy.stopped(reading: 3465 * ms, now: 9100 * ms)
+        XCTAssertEqual(policy.stoppedReading, 700 * ms)
+        // The next start, libpulse having run on while corked, is placed there again.
+        policy.arm(at: 11 * s)
+        XCTAssertEqual(read(&policy, sink: 6 * s, at: 11 * s), .some(700 * ms))
+        XCTAssertEqual(policy.stoppedTimeRefused, 2)
+    }
+
+    func testAnExcessLibpulseKeepsWhileRunningWithRealTimeIsTakenOffItsReadingsPastTheLimit() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        policy.arm(at: 8600 * ms)
+        XCTAssertEqual(read(&policy, sink: 3465 * ms, at: 8600 * ms), .some(200 * ms), "3.265 s refused")
+        // libpulse runs on with real time, 3.265 s ahead: its readings less that, so the follower sees its drift.
+        XCTAssertEqual(read(&policy, sink: 3865 * ms, at: 9 * s), .some(600 * ms))
+        XCTAssertEqual(read(&policy, sink: 4875 * ms, at: 10 * s), .some(1610 * ms), "10 ms of drift passed on")
+        // Long past the limit (3.265 s + 0.25 s after the start) the excess is still taken off.
+        XCTAssertEqual(read(&policy, sink: 14875 * ms, at: 20 * s), .some(11610 * ms))
+        XCTAssertEqual(policy.refused, 0)
+        // libpulse comes back to the stream's time: taken as it is, and the excess is forgotten.
+        XCTAssertEqual(read(&policy, sink: 11620 * ms, at: 20010 * ms), .some(11620 * ms))
+        XCTAssertEqual(read(&policy, sink: 13 * s, at: 20020 * ms), .some(13 * s), "rule 3's 10 s again")
+    }
+
+    func testAStreamStopsMovingAtItsFirstStopUntilItStartsAgain() {
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        // A second stop without a start between them (a pause, then a buffering hold): still 0.2 s.
+        policy.stopped(reading: 1500 * ms, now: 7 * s)
+        XCTAssertEqual(policy.stoppedReading, 200 * ms)
+        // Never started at all: a fresh stream stays at 0 through its stops.
+        var fresh = AudioClockReadingPolicy(window: 100 * ms)
+        fresh.stopped(reading: 1100 * ms, now: 200 * s)
+        XCTAssertEqual(fresh.stoppedReading, 0)
     }
 
     func testTheAbsorptionEndsAtItsLimitWhenTheSinkNeverComesBack() {

@@ -89,8 +89,8 @@ final class PlayerStateMachineTests: XCTestCase {
         XCTAssertEqual(m.apply(.requestState(.paused, coordinated: false)),
                        [.publishInterruption(began: true), .setPipelineState(.paused)])
         XCTAssertEqual(m.target, .paused)
-        XCTAssertEqual(Array(m.apply(.requestState(.playing, coordinated: false)).prefix(2)),
-                       [.publishInterruption(began: false), .setPipelineState(.playing)])
+        XCTAssertEqual(Array(m.apply(.requestState(.playing, coordinated: false)).prefix(3)),
+                       [.publishInterruption(began: false), .armAudioClockGuard, .setPipelineState(.playing)])
 
         var coordinated = playing()
         _ = coordinated.apply(.requestState(.paused, coordinated: true))

@@ -213,6 +213,8 @@ public actor Player {
             switch try pipeline.setState(state) {
             case .success, .async, .noPreroll:
                 if state == .null { Player.pipelineReachedNull(pipeline, inputs: inputGuard) }
+                // A buffering hold or a cork corked the stream: noted as `changeState` notes its stops.
+                if state == .paused { audio.clockGuard?.noteStopped() }
             }
         } catch {
             guard failure == nil else { return }

@@ -136,6 +136,9 @@ struct PlayerStateMachine: Sendable, Equatable {
             actions.append(.publishInterruption(began: state == .paused))
             if state == .paused || !coordinated {
                 target = state
+                // Every start is armed, so that the audio clock guard judges it (a start it never saw would leave
+                // the stop noted before it standing for the next one).
+                if state == .playing { actions.append(.armAudioClockGuard) }
                 actions.append(.setPipelineState(state))
             }
         case .endOfStream:
