@@ -26,29 +26,32 @@ def playing(t):
 class Run:
     """The logs of one synthetic soak run in a temporary folder."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, length=LENGTH):
         self.folder = folder
+        self.length = length
         self.events = [(0.0, "start pid=1 views=3")]
 
     def event(self, at, text):
         self.events.append((at, text))
 
-    def write(self, entry, until=LENGTH, views=(1, 2, 3), alive=True, stderr=()):
+    def write(self, entry, until=None, views=(1, 2, 3), alive=True, stderr=(), rss=lambda t: 100000):
         """`entry(view, t)`: the view's status entry at second t (state and position), None when it is missing
-        from the line. Status lines every second until `until`; samples every 5 s; the end as the soak writes it."""
+        from the line. Status lines every second until `until` (the run's length); samples every 5 s (`rss(t)`:
+        RSS in kB); the end as the soak writes it."""
+        until = self.length if until is None else until
         with open(f"{self.folder}/status.log", "w") as out:
             for t in range(0, until + 1):
                 parts = [f"{v} view{v}.mp4 {text}" for v in views if (text := entry(v, t)) is not None]
                 out.write(f"{T0 + t + 0.3:.3f} [{t:6.1f}s] {' | '.join(parts)}\n")
         with open(f"{self.folder}/samples.log", "w") as out:
             for t in range(0, until + 1, 5):
-                out.write(f"{T0 + t + 0.1:.3f} 100000 80 100\n")
+                out.write(f"{T0 + t + 0.1:.3f} {rss(t)} 80 100\n")
         with open(f"{self.folder}/stderr.log", "w") as out:
             for at, line in stderr:
                 out.write(f"{T0 + at:.3f} {line}\n")
         if alive:
-            self.event(LENGTH, "end alive=1")
-            self.event(LENGTH + 0.1, "exit-after-q 0.08")
+            self.event(self.length, "end alive=1")
+            self.event(self.length + 0.1, "exit-after-q 0.08")
         with open(f"{self.folder}/events.log", "w") as out:
             for at, text in sorted(self.events):
                 out.write(f"{T0 + at:.6f} {text}\n")
@@ -65,15 +68,39 @@ class Run:
 
         text = io.StringIO()
         with contextlib.redirect_stdout(text):
-            passed = soak_report.judge(self.folder, LENGTH, measure)
+            passed = soak_report.judge(self.folder, self.length, measure)
         return passed, text.getvalue(), asked
 
 
 class SoakReportTests(unittest.TestCase):
-    def new_run(self):
+    def new_run(self, length=LENGTH):
         folder = tempfile.mkdtemp(prefix="soak-report-test.")
         self.addCleanup(shutil.rmtree, folder)
-        return Run(folder)
+        return Run(folder, length)
+
+    def rss_verdict(self, rss):
+        """The RSS line of a 20 min healthy run whose RSS is `rss(t)` kB."""
+        passed, text, _ = self.judged(self.new_run(1200), lambda v, t: playing(t), rss=rss)
+        return passed, next(line for line in text.splitlines() if "RSS growth" in line)
+
+    def test_rss_swinging_with_the_schedule_cycle_is_not_growth(self):
+        # Peaks of 373 MB every cycle, troughs of 348 MB; the first sample after 5 min is in a trough.
+        def swing(t):
+            return 348_000 + (25_000 if (t - soak_schedule.FIRST) % soak_schedule.CYCLE >= 120 else 0)
+        passed, line = self.rss_verdict(swing)
+        self.assertTrue(passed, line)
+        self.assertIn("ok", line)
+        self.assertIn("+0.0%", line)
+
+    def test_rss_whose_cycle_peaks_rise_is_growth(self):
+        # The same swing with every peak 6 % above the last: the run's two whole cycles after 5 min differ by 6 %.
+        def rising(t):
+            cycle = int((t - soak_schedule.FIRST) // soak_schedule.CYCLE)
+            peak = (t - soak_schedule.FIRST) % soak_schedule.CYCLE >= 120
+            return int((348_000 + (25_000 if peak else 0)) * (1.06 ** cycle if peak else 1))
+        passed, line = self.rss_verdict(rising)
+        self.assertFalse(passed, line)
+        self.assertIn("FAIL", line)
 
     def judged(self, run, entry, **write):
         run.write(entry, **write)
