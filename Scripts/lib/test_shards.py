@@ -2,14 +2,12 @@
 """Shards for Scripts/test: plan them from the suite's test list and a durations table, then check and sum up
 what the shards ran.
 
-  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL [CPU_FIRST [pair]]]
+  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL [CPU_FIRST]]
                                                 writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
                                                 the XCTest bundle's argument) and prints one line per shard; the
                                                 classes named in SERIAL (one Module.Class a line) go to shard K+1,
-                                                which Scripts/test runs after the others (or alongside them with
-                                                the CPU first); the classes named in CPU_FIRST may join it, to
-                                                balance it — or, with `pair`, make shard K+2 of their own, which
-                                                Scripts/test runs beside shard K+1 after the others
+                                                which Scripts/test runs with the CPU first (or alone after the
+                                                others); the classes named in CPU_FIRST may join it, to balance it
   test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
                                                 fails (exit 1) when a shard failed, or when a test of LIST did not
                                                 run in any shard; writes OUTDIR/durations.tsv (measured per class)
@@ -64,7 +62,7 @@ def read_serial(path):
         return {line.split("#", 1)[0].strip() for line in f} - {""}
 
 
-def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None, pair=False):
+def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None):
     classes = read_list(list_path)
     serial = read_serial(serial_path)
     first = read_serial(first_path) - serial if serial else set()
@@ -88,19 +86,12 @@ def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None
     place([c for c in classes if c not in serial and c not in first], shards)
     if serial:
         shards.append({"seconds": sum(estimate[c] for c in serial), "classes": sorted(serial)})
-        if pair and first:
-            shards.append({"seconds": sum(estimate[c] for c in first), "classes": sorted(first)})
-        else:
-            place(first, shards)
+        place(first, shards)
     os.makedirs(outdir, exist_ok=True)
     for n, shard in enumerate(shards, 1):
         with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
             f.write(",".join(sorted(shard["classes"])) + "\n")
-        alone = ""
-        if serial and n == k + 1:
-            alone = " (the SERIAL classes' shard)"
-        elif serial and n == k + 2:
-            alone = " (the CPU_FIRST classes' shard, beside the SERIAL one)"
+        alone = " (the SERIAL classes' shard)" if serial and n == len(shards) else ""
         print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
               f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
     if unknown:
@@ -182,8 +173,8 @@ def check(list_path, outdir, k):
 
 
 def main(argv):
-    if len(argv) in (6, 7, 8, 9) and argv[1] == "plan" and argv[8:] in ([], ["pair"]):
-        plan(argv[2], argv[3], int(argv[4]), argv[5], *argv[6:8], pair=argv[8:] == ["pair"])
+    if len(argv) in (6, 7, 8) and argv[1] == "plan":
+        plan(argv[2], argv[3], int(argv[4]), argv[5], *argv[6:])
         return 0
     if len(argv) == 5 and argv[1] == "check":
         return check(argv[2], argv[3], int(argv[4]))
