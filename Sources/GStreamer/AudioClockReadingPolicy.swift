@@ -24,10 +24,11 @@
 ///    instead, and until a sink reading comes back within `realTimeTolerance` of real time from there (libpulse holds
 ///    its time until the stream's real position catches up), readings ahead of that extrapolation are answered
 ///    with it (readings behind it are taken) — for at most the refused excess plus `absorbLimit`. Unless libpulse
-///    keeps the excess and runs on with real time (a constant offset): a reading that, less the refused excess,
-///    is within `realTimeTolerance` of the extrapolation is answered so, for as long as that holds (answered by
-///    extrapolation only until the limit, such a stream's readings came back the excess ahead and the follower
-///    moved its playout that far: the same freeze, a few seconds later).
+///    keeps the excess and runs on with real time (a constant offset): once a reading has run with real time since
+///    the one before and, less the refused excess, is not ahead of the extrapolation, the readings less the excess
+///    are answered, behind it too (the server's late start and its lags, for the follower to see), with no limit
+///    (answered by extrapolation only until the limit, such a stream's readings came back the excess ahead and the
+///    follower moved its playout that far: the same freeze, a few seconds later).
 ///    What counts as the stopped time: a new sink's stream has never played, so it starts at 0 (the soak's HLS
 ///    views, given new streams when PulseAudio came back, were first started 12 s later with libpulse saying 6.6 s
 ///    for streams that had never been uncorked; placed that far ahead, each view froze behind its blocked audio).
@@ -84,8 +85,9 @@ public struct AudioClockReadingPolicy: Sendable {
     /// Until this instant, readings ahead of the extrapolation by more than `realTimeTolerance` are answered with it
     /// (rule 4); nil when not absorbing.
     private var absorbingUntil: UInt64?
-    /// The refused excess while absorbing: how far libpulse's time runs ahead of the stream's (rule 4).
-    private var absorbedExcess: UInt64?
+    /// While absorbing (rule 4): how far libpulse's time was ahead of the stream's, its last reading and when, and
+    /// whether libpulse kept that excess and ran on with real time.
+    private var absorbedExcess: (excess: UInt64, last: (reading: UInt64, at: UInt64), kept: Bool)?
     /// The stream's time when its device was last stopped, until the next window opens (rule 4). 0 at first: the
     /// guard is installed on a new sink, whose stream has never played.
     public private(set) var stoppedReading: UInt64? = 0
@@ -150,18 +152,39 @@ public struct AudioClockReadingPolicy: Sendable {
                 refused += 1
                 return expected
             }
-            if !opening, let until = absorbingUntil, reading > expected {
-                // Behind the extrapolation a reading is taken (the follower sees it), still absorbing.
-                if reading - expected <= realTimeTolerance {
-                    endAbsorbing()   // back with real time: the sink's readings are real again
-                } else if let excess = absorbedExcess, reading >= excess,
-                          distance(reading - excess, expected) <= realTimeTolerance {
-                    self.accepted = (reading - excess, now)   // the excess kept: libpulse runs with real time past it
+            if !opening, let until = absorbingUntil, let absorbing = absorbedExcess {
+                let excess = absorbing.excess, last = absorbing.last
+                // libpulse ran with real time since a reading at least twice the tolerance ago (not held, not
+                // racing ahead; readings a few ms apart cannot tell a held time from a running one)...
+                let apart = now > last.at && now - last.at >= 2 * realTimeTolerance
+                let running = apart && reading >= last.reading
+                    && distance(reading - last.reading, now - last.at) <= realTimeTolerance
+                if apart { absorbedExcess?.last = (reading, now) }
+                // ...and, less the excess, is not ahead of the stream: it kept the excess. Its readings less the
+                // excess are then the stream's, behind the extrapolation too (the server began the stream late,
+                // or lags under load: the follower sees it, as on any stream), with no limit.
+                if !absorbing.kept, running, reading >= excess, reading - excess <= expected &+ realTimeTolerance {
+                    absorbedExcess?.kept = true
+                }
+                if absorbedExcess?.kept == true {
+                    guard reading > expected &+ realTimeTolerance, reading >= excess else {
+                        endAbsorbing()   // libpulse dropped the excess: its readings are the stream's again
+                        self.accepted = (reading, now)
+                        return reading
+                    }
+                    self.accepted = (reading - excess, now)
                     return reading - excess
-                } else if now < until {
-                    return expected
-                } else {
-                    endAbsorbing()   // the limit: the sink's readings are taken again, whatever they say
+                }
+                // Held (or racing ahead). Behind the extrapolation a reading is taken (the follower sees it), still
+                // absorbing.
+                if reading > expected {
+                    if reading - expected <= realTimeTolerance {
+                        endAbsorbing()   // back with real time: the sink's readings are real again
+                    } else if now < until {
+                        return expected
+                    } else {
+                        endAbsorbing()   // the limit: the sink's readings are taken again, whatever they say
+                    }
                 }
             }
         } else if reading > absurdTime {
@@ -178,7 +201,7 @@ public struct AudioClockReadingPolicy: Sendable {
                 stoppedTimeRefused += 1
                 lastStoppedExcess = reading - stopped
                 absorbingUntil = now &+ lastStoppedExcess &+ absorbLimit
-                absorbedExcess = lastStoppedExcess
+                absorbedExcess = (lastStoppedExcess, (reading, now), false)
                 answer = stopped
             }
             stoppedReading = nil

@@ -196,6 +196,44 @@ final class AudioClockReadingPolicyTests: XCTestCase {
         XCTAssertEqual(read(&policy, sink: 13 * s, at: 20020 * ms), .some(13 * s), "rule 3's 10 s again")
     }
 
+    func testAKeptExcessStaysTakenOffThroughTheServersLagsAndCatchUps() {
+        // StreamTimeRanWhileCorkedTests under a full suite's load: libpulse 4 s ahead and running with real time,
+        // then the server lagged 0.3 s and caught up; past the limit the whole 4 s came back as a stall before.
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        policy.arm(at: 10 * s)
+        XCTAssertEqual(read(&policy, sink: 4 * s, at: 10 * s), .some(0), "a fresh stream: 4 s refused")
+        XCTAssertEqual(read(&policy, sink: 4200 * ms, at: 10200 * ms), .some(200 * ms), "on with real time: kept")
+        XCTAssertEqual(read(&policy, sink: 4700 * ms, at: 11 * s), .some(700 * ms), "0.3 s behind: the lag is seen")
+        XCTAssertEqual(read(&policy, sink: 6 * s, at: 12 * s), .some(2 * s), "caught up: still less the excess")
+        XCTAssertEqual(read(&policy, sink: 14 * s, at: 20 * s), .some(10 * s), "long past the limit")
+        XCTAssertEqual(policy.refused, 0)
+
+        // The server began the stream late (the same test under load: libpulse held 0.33 s after the start, then
+        // ran with real time 3.65 s ahead): extrapolated while held, then less the refused 4 s as soon as it runs
+        // with real time, the 0.2 s it is behind included (taken whole at the limit before).
+        var late = AudioClockReadingPolicy(window: 100 * ms)
+        late.arm(at: 10 * s)
+        XCTAssertEqual(read(&late, sink: 4 * s, at: 10 * s), .some(0))
+        XCTAssertEqual(read(&late, sink: 4 * s, at: 10200 * ms), .some(200 * ms), "held: extrapolated")
+        XCTAssertEqual(read(&late, sink: 4 * s, at: 10300 * ms), .some(300 * ms), "held: extrapolated")
+        XCTAssertEqual(read(&late, sink: 4100 * ms, at: 10400 * ms), .some(100 * ms), "running: less the excess")
+        XCTAssertEqual(read(&late, sink: 8100 * ms, at: 14400 * ms), .some(4100 * ms))
+        XCTAssertEqual(read(&late, sink: 14 * s, at: 20300 * ms), .some(10 * s), "long past the limit")
+    }
+
+    func testAHeldTimeReadEveryFewMillisecondsIsNotTakenForOneRunningOn() {
+        // AddedViewAudioTests: primed to 0.21 s, started with libpulse saying 2.963 s and holding it, read by the
+        // sink every millisecond or so: two equal readings 2 ms apart looked like real time, the excess was taken
+        // off a held time, the clock stood still at 0.21 s and the view never got ready.
+        var policy = AudioClockReadingPolicy(window: 100 * ms)
+        primed(&policy)
+        policy.arm(at: 8 * s)
+        XCTAssertEqual(read(&policy, sink: 2963 * ms, at: 8 * s), .some(200 * ms))
+        XCTAssertEqual(read(&policy, sink: 2963 * ms, at: 8300 * ms), .some(500 * ms))
+        XCTAssertEqual(read(&policy, sink: 2963 * ms, at: 8302 * ms), .some(502 * ms), "held: still extrapolated")
+        XCTAssertEqual(read(&policy, sink: 2963 * ms, at: 8500 * ms), .some(700 * ms))
+    }
+
     func testAStreamStopsMovingAtItsFirstStopUntilItStartsAgain() {
         var policy = AudioClockReadingPolicy(window: 100 * ms)
         primed(&policy)

@@ -49,8 +49,12 @@ final class StreamTimeRanWhileCorkedTests: XCTestCase {
             XCTAssertLessThan(abs(p0 - p1), 0.1, "the views are apart: \(p0) / \(p1)")
             let refusals = await players[1].audio.clockGuard?.stoppedTimeRefusals.count ?? 0
             XCTAssertGreaterThanOrEqual(refusals, 1, "view 2's guard never refused the time that ran ahead")
+            // The server may begin the new stream a few tenths of a second late (the follower's to correct, as on
+            // any stream), never 4 s: the whole excess taken for a stall moved the playout by it.
             let follower = await players[1].audioClockStatistics
-            XCTAssertEqual(follower?.stalls ?? -1, 0, "view 2's follower moved its playout for a stall: \(String(describing: follower))")
+            let last = follower?.lastCorrection ?? .seconds(99)
+            let moved = last < .zero ? .zero - last : last
+            XCTAssertLessThan(moved, .seconds(1), "view 2's follower moved its playout by the excess: \(String(describing: follower))")
             for p in players {
                 let failure = await p.failure
                 XCTAssertNil(failure, "a view failed")
