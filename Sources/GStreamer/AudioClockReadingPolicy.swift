@@ -82,12 +82,10 @@ public struct AudioClockReadingPolicy: Sendable {
     /// Window-opening readings refused as time that ran while the sink was stopped (rule 4), and the last excess.
     public private(set) var stoppedTimeRefused = 0
     public private(set) var lastStoppedExcess: UInt64 = 0
-    /// Until this instant, readings ahead of the extrapolation by more than `realTimeTolerance` are answered with it
-    /// (rule 4); nil when not absorbing.
-    private var absorbingUntil: UInt64?
-    /// While absorbing (rule 4): how far libpulse's time was ahead of the stream's, its last reading and when, and
-    /// whether libpulse kept that excess and ran on with real time.
-    private var absorbedExcess: (excess: UInt64, last: (reading: UInt64, at: UInt64), kept: Bool)?
+    /// While absorbing (rule 4), nil otherwise: until when readings ahead of the extrapolation by more than
+    /// `realTimeTolerance` are answered with it, how far libpulse's time was ahead of the stream's, its last reading
+    /// and when, and whether libpulse kept that excess and ran on with real time.
+    private var absorbing: (until: UInt64, excess: UInt64, last: (reading: UInt64, at: UInt64), kept: Bool)?
     /// The stream's time when its device was last stopped, until the next window opens (rule 4). 0 at first: the
     /// guard is installed on a new sink, whose stream has never played.
     public private(set) var stoppedReading: UInt64? = 0
@@ -152,21 +150,21 @@ public struct AudioClockReadingPolicy: Sendable {
                 refused += 1
                 return expected
             }
-            if !opening, let until = absorbingUntil, let absorbing = absorbedExcess {
-                let excess = absorbing.excess, last = absorbing.last
+            if !opening, let current = absorbing {
+                let until = current.until, excess = current.excess, last = current.last
                 // libpulse ran with real time since a reading at least twice the tolerance ago (not held, not
                 // racing ahead; readings a few ms apart cannot tell a held time from a running one)...
                 let apart = now > last.at && now - last.at >= 2 * realTimeTolerance
                 let running = apart && reading >= last.reading
                     && distance(reading - last.reading, now - last.at) <= realTimeTolerance
-                if apart { absorbedExcess?.last = (reading, now) }
+                if apart { absorbing?.last = (reading, now) }
                 // ...and, less the excess, is not ahead of the stream: it kept the excess. Its readings less the
                 // excess are then the stream's, behind the extrapolation too (the server began the stream late,
                 // or lags under load: the follower sees it, as on any stream), with no limit.
-                if !absorbing.kept, running, reading >= excess, reading - excess <= expected &+ realTimeTolerance {
-                    absorbedExcess?.kept = true
+                if !current.kept, running, reading >= excess, reading - excess <= expected &+ realTimeTolerance {
+                    absorbing?.kept = true
                 }
-                if absorbedExcess?.kept == true {
+                if absorbing?.kept == true {
                     guard reading > expected &+ realTimeTolerance, reading >= excess else {
                         endAbsorbing()   // libpulse dropped the excess: its readings are the stream's again
                         self.accepted = (reading, now)
@@ -200,8 +198,7 @@ public struct AudioClockReadingPolicy: Sendable {
                 // Rule 4: the stream cannot have run while the sink was stopped.
                 stoppedTimeRefused += 1
                 lastStoppedExcess = reading - stopped
-                absorbingUntil = now &+ lastStoppedExcess &+ absorbLimit
-                absorbedExcess = (lastStoppedExcess, (reading, now), false)
+                absorbing = (now &+ lastStoppedExcess &+ absorbLimit, lastStoppedExcess, (reading, now), false)
                 answer = stopped
             }
             stoppedReading = nil
@@ -214,10 +211,7 @@ public struct AudioClockReadingPolicy: Sendable {
         return answer
     }
 
-    private mutating func endAbsorbing() {
-        absorbingUntil = nil
-        absorbedExcess = nil
-    }
+    private mutating func endAbsorbing() { absorbing = nil }
 
     private func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
 }
