@@ -5,7 +5,7 @@
 
 Reads DIR/events.log ("EPOCH start|cmd TEXT|fault-begin NAME|fault-end NAME|end alive=0/1|..."),
 DIR/status.log ("EPOCH [  3.0s] 1 name STATE [..] 0:00:03.012/0:00:24.000 | 2 ..."), DIR/samples.log
-("EPOCH RSS_KB FDS THREADS") and DIR/sync/render-times.log (`play --sync-log`): writes the quiet windows to
+("EPOCH RSS_KB FDS THREADS HTTP", HTTP the fds that are TCP connections to the HLS server; older runs lack it) and DIR/sync/render-times.log (`play --sync-log`): writes the quiet windows to
 DIR/quiet-windows.txt and has BINARY (`multiview sync-log-skew`) compare the views' render times in them
 (DIR/sync-skew.json). Exit status 0 on pass, 1 on fail.
 """
@@ -23,6 +23,8 @@ SKEW_SETTLE = 3.0         # s after any command before a status line counts for 
 SKEW_GUARD_MS = 100.0     # coarse-skew p99 bound (3 frames at 30 fps; HLS positions step by up to ~50 ms here):
                           # a drift detector, not the sync measure
 GROWTH = 0.05             # RSS / fds / threads growth allowed after warm-up
+HTTP_PER_HLS_VIEW = 5     # HTTP connections to the HLS server per HLS view: seen at most 3.5 (14 for 4 views). A
+                          # ceiling for runaway pools in any run; slow leaks are caught by the cycle peaks
 PRECISE_P99_MS = 1.0      # issue 15: recorder skew p99 < 1 ms throughout (every 5 min block)
 BLOCK = 300.0             # s per block of the precise skew
 STARTUP_LIMIT = 30.0      # s after the start: start-up ends then even when some view never plays (it is frozen then)
@@ -39,6 +41,25 @@ def read_events(path):
         kind, _, text = rest.partition(" ")
         events.append((float(stamp), kind, text))
     return events
+
+
+def read_samples(path):
+    """[(epoch, RSS kB, fds, threads, HTTP connections or None)]: runs before the fifth column have None."""
+    samples = []
+    for line in open(path):
+        values = [float(x) for x in line.split()]
+        if values:
+            samples.append(tuple(values[:4]) + (values[4] if len(values) > 4 else None,))
+    return samples
+
+
+def hls_views(events):
+    """The HLS views the start event names (hls=N), None for runs that did not name them."""
+    for _, kind, text in events:
+        if kind == "start":
+            found = re.search(r"\bhls=(\d+)", text)
+            return int(found.group(1)) if found else None
+    return None
 
 
 def read_status(path):
@@ -264,19 +285,36 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] if values else None
 
 
-def cycle_peaks(samples, start, warm, run_end):
-    """[(cycle start s, peak RSS)] for every whole schedule cycle (Scripts/lib/soak_schedule.py) that starts after
-    `warm` s and ends by `run_end`, in order."""
+def cycle_peaks(samples, start, warm, run_end, index=1):
+    """[(cycle start s, peak of column `index`: 1 RSS, 4 HTTP connections)] for every whole schedule cycle
+    (Scripts/lib/soak_schedule.py) that starts after `warm` s and ends by `run_end`, in order."""
     peaks = []
     at = soak_schedule.FIRST
     while at < warm:
         at += soak_schedule.CYCLE
     while start + at + soak_schedule.CYCLE <= run_end:
-        inside = [s[1] for s in samples if at <= s[0] - start < at + soak_schedule.CYCLE]
+        inside = [s[index] for s in samples if at <= s[0] - start < at + soak_schedule.CYCLE]
         if inside:
             peaks.append((at, max(inside)))
         at += soak_schedule.CYCLE
     return peaks
+
+
+def http_verdict(samples, start, warm, run_end, later, views):
+    """(name, ok, detail) for the HTTP connections to the HLS server: at most HTTP_PER_HLS_VIEW per HLS view after
+    warm-up, and, in runs with two whole schedule cycles after it, the last cycle's peak at most the first's
+    + max(2, 5 %) (a leaked connection raises every later peak)."""
+    top = max(s[4] for s in later)
+    bound = HTTP_PER_HLS_VIEW * views if views else None
+    ok = bound is None or top <= bound
+    detail = f"max {top:.0f} after warm-up" + (f" (bound {bound}: {HTTP_PER_HLS_VIEW} per HLS view x {views})"
+                                              if bound else " (no HLS view count in the start event: no bound)")
+    peaks = cycle_peaks(samples, start, warm, run_end, index=4)
+    if len(peaks) >= 2:
+        first, last = peaks[0][1], peaks[-1][1]
+        ok = ok and last <= first + max(2, GROWTH * first)
+        detail += f"; cycle peaks {first:.0f} -> {last:.0f} ({peaks[0][0]:.0f} s vs {peaks[-1][0]:.0f} s)"
+    return "HLS server's HTTP connections bounded, not growing", ok, detail
 
 
 def judge(folder, total, measure_skew):
@@ -284,7 +322,8 @@ def judge(folder, total, measure_skew):
     `measure_skew(quiet windows, start, until)` gives the precise skew: (its JSON, None) or (None, why not)."""
     events = read_events(f"{folder}/events.log")
     status = read_status(f"{folder}/status.log")
-    samples = [tuple(float(x) for x in line.split()) for line in open(f"{folder}/samples.log") if line.strip()]
+    samples = read_samples(f"{folder}/samples.log")
+    has_http = all(s[4] is not None for s in samples)
     start = next(t for t, kind, _ in events if kind == "start")
     run_end = next((t for t, kind, _ in events if kind == "end"), status[-1][0] if status else start)
     alive = any(kind == "end" and text == "alive=1" for _, kind, text in events)
@@ -307,8 +346,8 @@ def judge(folder, total, measure_skew):
         if skew is not None:
             skews[t] = skew
 
-    print(f"{'time':>6} {'RSS MB':>7} {'fds':>5} {'threads':>7} {'PLAYING':>8} {'frozen':>6} {'skew ms':>8}  window")
-    for t, rss, fds, threads in samples:
+    print(f"{'time':>6} {'RSS MB':>7} {'fds':>5} {'http':>4} {'threads':>7} {'PLAYING':>8} {'frozen':>6} {'skew ms':>8}  window")
+    for t, rss, fds, threads, http in samples:
         if t > run_end:
             break
         line = max((s for s in status if s[0] <= t), default=None, key=lambda s: s[0])
@@ -317,7 +356,9 @@ def judge(folder, total, measure_skew):
         near = [k for k in skews if abs(k - t) <= 2.5]
         skew = f"{skews[min(near, key=lambda k: abs(k - t))]:.1f}" if near else "-"
         open_windows = ",".join(sorted({why for s, e, v, why in wins if s <= t <= e}))
-        print(f"{t - start:6.0f} {rss / 1024:7.1f} {fds:5.0f} {threads:7.0f} {playing:>8} {n_frozen:6d} {skew:>8}  {open_windows}")
+        http_text = f"{http:.0f}" if http is not None else "-"
+        print(f"{t - start:6.0f} {rss / 1024:7.1f} {fds:5.0f} {http_text:>4} {threads:7.0f} {playing:>8} {n_frozen:6d} "
+              f"{skew:>8}  {open_windows}")
 
     print()
     realign = realign_seconds(events, status)
@@ -412,11 +453,20 @@ def judge(folder, total, measure_skew):
                       f"first sample after 5 min vs the run's max: {detail}, the cycle's swing")
             rss_growth = last_peak / first_peak - 1
         verdicts.append((f"RSS growth < {GROWTH:.0%} ({how})", rss_growth < GROWTH, detail))
-        for index, name in ((2, "fds"), (3, "threads")):
-            top = max(s[index] for s in quiet)
-            allowed = base[index] + max(2, GROWTH * base[index])
+        # The HTTP connections to the HLS server are a keep-alive pool (its size follows the downloads in flight and
+        # it empties when a view is rebuilt: 7-14 for 4 HLS views in one cycle): they are judged apart, and the
+        # process's own descriptors (files, pipes, eventfds, PulseAudio sockets) must stay flat without them.
+        def own_fds(s):
+            return s[2] - s[4] if has_http else s[2]
+
+        for name, value in (("fds" + (" without the HLS server's HTTP connections" if has_http else ""), own_fds),
+                            ("threads", lambda s: s[3])):
+            top = max(value(s) for s in quiet)
+            allowed = value(base) + max(2, GROWTH * value(base))
             verdicts.append((f"{name} flat (outside fault windows, <= base + max(2, {GROWTH:.0%}))", top <= allowed,
-                             f"{base[index]:.0f} -> max {top:.0f}, last {quiet[-1][index]:.0f}"))
+                             f"{value(base):.0f} -> max {top:.0f}, last {value(quiet[-1]):.0f}"))
+        if has_http:
+            verdicts.append(http_verdict(samples, start, warm, run_end, later, hls_views(events)))
     else:
         verdicts.append(("RSS/fds/threads sampled after warm-up", False, "too few samples"))
 

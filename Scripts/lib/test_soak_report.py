@@ -34,10 +34,12 @@ class Run:
     def event(self, at, text):
         self.events.append((at, text))
 
-    def write(self, entry, until=None, views=(1, 2, 3), alive=True, stderr=(), rss=lambda t: 100000):
+    def write(self, entry, until=None, views=(1, 2, 3), alive=True, stderr=(), rss=lambda t: 100000,
+              fds=lambda t: 80, http=None):
         """`entry(view, t)`: the view's status entry at second t (state and position), None when it is missing
         from the line. Status lines every second until `until` (the run's length); samples every 5 s (`rss(t)`:
-        RSS in kB); the end as the soak writes it."""
+        RSS in kB, `fds(t)` open fds, `http(t)` of those the HLS server's connections: no column when None); the
+        end as the soak writes it."""
         until = self.length if until is None else until
         with open(f"{self.folder}/status.log", "w") as out:
             for t in range(0, until + 1):
@@ -45,7 +47,7 @@ class Run:
                 out.write(f"{T0 + t + 0.3:.3f} [{t:6.1f}s] {' | '.join(parts)}\n")
         with open(f"{self.folder}/samples.log", "w") as out:
             for t in range(0, until + 1, 5):
-                out.write(f"{T0 + t + 0.1:.3f} {rss(t)} 80 100\n")
+                out.write(f"{T0 + t + 0.1:.3f} {rss(t)} {fds(t)} 100" + (f" {http(t)}" if http else "") + "\n")
         with open(f"{self.folder}/stderr.log", "w") as out:
             for at, line in stderr:
                 out.write(f"{T0 + at:.3f} {line}\n")
@@ -101,6 +103,48 @@ class SoakReportTests(unittest.TestCase):
         passed, line = self.rss_verdict(rising)
         self.assertFalse(passed, line)
         self.assertIn("FAIL", line)
+
+    def fd_verdicts(self, fds, http):
+        """The fds and HTTP lines of a 20 min healthy run with 4 HLS views, `fds(t)` open fds of which `http(t)`
+        are connections to the HLS server."""
+        run = self.new_run(1200)
+        run.events[0] = (0.0, "start pid=1 views=3 hls=4")
+        passed, text, _ = self.judged(run, lambda v, t: playing(t), fds=fds, http=http)
+        lines = [line for line in text.splitlines() if "fds" in line and "flat" in line or "HTTP connections" in line]
+        return passed, lines
+
+    @staticmethod
+    def pool(t):
+        """HLS connections as in the 6 min run on 657e718 (9-10 most of a cycle, 14 after the HLS outage), with 15
+        after the outage: total fds 106 -> 112, which the rule that counted them failed (as the 30 min run did)."""
+        into = (t - soak_schedule.FIRST) % soak_schedule.CYCLE
+        return 15 if 120 <= into < 175 else (10 if into < 60 else 9)
+
+    def test_the_hls_connection_pool_swinging_is_not_an_fd_leak(self):
+        # 97 own fds throughout; the pool swings 9-15 (total 106-112 fds, the first sample after 5 min at 106).
+        passed, lines = self.fd_verdicts(lambda t: 97 + self.pool(t), self.pool)
+        self.assertTrue(passed, lines)
+        self.assertEqual(len(lines), 2, lines)
+        self.assertTrue(all(line.lstrip().startswith("ok") for line in lines), lines)
+        self.assertIn("97 -> max 97", lines[0])
+        self.assertIn("cycle peaks 15 -> 15", lines[1])
+
+    def test_own_fds_growing_beside_the_pool_is_a_leak(self):
+        # One fd more every minute that is not an HLS connection: +15 over the 15 min after warm-up.
+        passed, lines = self.fd_verdicts(lambda t: 97 + t // 60 + self.pool(t), self.pool)
+        self.assertFalse(passed, lines)
+        self.assertTrue(lines[0].lstrip().startswith("FAIL"), lines)
+
+    def test_hls_connections_rising_every_cycle_are_a_leak(self):
+        # The pool keeps 3 more connections every cycle (own fds flat): the last whole cycle's peak is 6 above the
+        # first's, still under the 20 of the per-view ceiling.
+        def leaking(t):
+            return self.pool(t) + 3 * int((t - soak_schedule.FIRST) // soak_schedule.CYCLE)
+        passed, lines = self.fd_verdicts(lambda t: 97 + leaking(t), leaking)
+        self.assertFalse(passed, lines)
+        self.assertTrue(lines[0].lstrip().startswith("ok"), lines)
+        self.assertTrue(lines[1].lstrip().startswith("FAIL"), lines)
+        self.assertIn("bound 20", lines[1])
 
     def judged(self, run, entry, **write):
         run.write(entry, **write)
