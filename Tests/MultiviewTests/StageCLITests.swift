@@ -35,12 +35,16 @@ final class StageCLITests: XCTestCase {
     /// Row 8: coordinated, `seek 42.5` on 24 s media ended the process at once with status 0 and no message;
     /// uncoordinated it printed "done" and did nothing. Now both refuse it with the same line and play on.
     func testSeekPastTheEndIsRefusedTheSameCoordinatedOrNot() throws {
-        for coordinated in [true, false] {
-            let start = ContinuousClock.now
+        // Both players at once (each waits out its 6 s).
+        let start = ContinuousClock.now
+        let modes = [true, false]
+        let results = runToolsAtOnce(modes.map { coordinated in
             // 6 s: long enough for both views to play under the shards' load (see StageTests' failed-view run).
-            let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "6"]
-                                        + (coordinated ? ["--coordinated"] : []) + Array(TestMedia.angles.prefix(2)),
-                                     stdin: "seek 42.5\n")
+            ([binary, "play", "--headless", "--no-audio", "--duration", "6"]
+                + (coordinated ? ["--coordinated"] : []) + Array(TestMedia.angles.prefix(2)), "seek 42.5\n")
+        })
+        for (coordinated, outcome) in zip(modes, results) {
+            let result = try outcome.get()
             XCTAssertEqual(result.status, 0, result.stderr)
             XCTAssertTrue(result.stderr.contains("error: seek 42.5: past the end of the media; allowed: 0…24.0 s (nothing moved)"),
                           "coordinated \(coordinated): \(result.stderr)")
@@ -89,17 +93,19 @@ final class StageCLITests: XCTestCase {
 
     /// Row 7: two files and a garbage `.m3u8` over HTTP with `--duration`: now and then the process never exited (a
     /// thread stuck in adaptivedemux2's teardown). The views are left to the process's exit and a watchdog ends it
-    /// at the latest 1.9 s after the stage ends: three runs, each ends with one line for the garbage view.
+    /// at the latest 1.9 s after the stage ends: three runs (at once), each ends with one line for the garbage view.
     func testAGarbagePlaylistOverHTTPNeverHoldsTheExit() throws {
         let root = try TemporaryDirectory(prefix: "garbage-hls")
         try Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }).write(to: URL(fileURLWithPath: root.path("garbage.m3u8")))
         let server = try HLSServer(root: root.url.path)
         defer { server.stop() }
-        for run in 1...3 {
-            let start = ContinuousClock.now
-            let result = try runTool(binary, ["play", "--headless", "--no-audio", "--duration", "3",
-                                              TestMedia.angle1, TestMedia.angles[1], server.uri("garbage.m3u8")],
-                                     timeout: .seconds(30))
+        // The three runs at once: a stuck teardown would hold its own process, whatever the others do.
+        let start = ContinuousClock.now
+        let results = runToolsAtOnce(Array(repeating: ([binary, "play", "--headless", "--no-audio", "--duration", "3",
+                                                        TestMedia.angle1, TestMedia.angles[1], server.uri("garbage.m3u8")], nil),
+                                           count: 3), timeout: .seconds(30))
+        for (run, outcome) in zip(1..., results) {
+            let result = try outcome.get()
             XCTAssertEqual(result.status, 1, "run \(run): \(result.stderr)")
             let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("view 3 (garbage.m3u8): ") }
             XCTAssertEqual(lines.count, 1, "run \(run): \(result.stderr)")

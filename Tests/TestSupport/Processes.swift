@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // Running other programs from tests: one runner for tools run to completion (pactl, gdbus, playerctl, the multiview
 // CLI, shell scripts), one pair for programs kept running in the background (Xvfb, paplay, parecord, daemons).
@@ -71,6 +72,20 @@ public func runTool(_ arguments: [String], environment: [String: String]? = nil,
     let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     return ToolResult(status: exit, stdout: text(outputPath), stderr: text(errorPath))
+}
+
+/// Runs several programs at once, each to completion as `runTool` does, and returns their results in order: for
+/// tests whose runs are independent and mostly wait (a CLI played for a fixed `--duration`), so they cost the
+/// longest run's time instead of the sum.
+public func runToolsAtOnce(_ runs: [(arguments: [String], stdin: String?)],
+                           timeout: Duration = .seconds(60)) -> [Result<ToolResult, any Error>] {
+    // Each slot is written once, by its own iteration; the Mutex owns the array.
+    let results = Mutex<[Result<ToolResult, any Error>?]>(Array(repeating: nil, count: runs.count))
+    DispatchQueue.concurrentPerform(iterations: runs.count) { i in
+        let result = Result { try runTool(runs[i].arguments, stdin: runs[i].stdin, timeout: timeout) }
+        results.withLock { $0[i] = result }
+    }
+    return results.withLock { $0.map { $0 ?? .failure(TestFailure("run \(runs.count) never ended")) } }
 }
 
 /// `runTool` with the program and its arguments apart.

@@ -24,7 +24,8 @@ import Synchronization
 ///
 /// Threading: `watch` runs on the streaming thread that adds the demuxer, the pad-added handler on the thread that
 /// exposes a pad, the probe on the seeking thread (the player's executor queue, never Swift's cooperative pool).
-/// One `Mutex` owns the connections, the probes and the time of the last hold; nothing sleeps under it.
+/// One `Mutex` owns the connections, the probes and the last seek held, another the holds done; nothing sleeps
+/// under either.
 final class AdaptiveDemuxFlushHold: Sendable {
     /// How long a seek waits at the demuxer's FLUSH_START. The helper thread needs one wake-up (microseconds idle,
     /// a few milliseconds on two loaded cores); this leaves a wide margin and stays small next to an HLS view's
@@ -39,6 +40,11 @@ final class AdaptiveDemuxFlushHold: Sendable {
         var heldSeek: UInt32?
     }
     private let demuxers = Mutex<[UInt: Demuxer]>([:])
+    /// How long each hold actually kept its seek at the demuxer, oldest first (the last 64): what shows, without
+    /// racing for the rare abort, that every seek of an adaptive view was held once and long enough.
+    private let holdsDone = Mutex<[Duration]>([])
+    /// See `holdsDone`.
+    var holds: [Duration] { holdsDone.withLock { $0 } }
     /// playbin3's "deep-element-added" / "deep-element-removed", connected by `init`.
     private let pipelineConnections = Mutex<[SignalConnection]>([])
 
@@ -101,6 +107,9 @@ final class AdaptiveDemuxFlushHold: Sendable {
         }
         guard wait else { return }
         let (seconds, attoseconds) = Self.hold.components
+        let began = ContinuousClock.now
         Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        let held = ContinuousClock.now - began
+        holdsDone.withLock { $0 = Array(($0 + [held]).suffix(64)) }
     }
 }

@@ -41,7 +41,7 @@ public actor Player {
     /// decodebin3 1.22.0's input faults (a crash at reset, elements left behind): see `DecodebinInputGuard`.
     nonisolated let inputGuard = DecodebinInputGuard()
     /// adaptivedemux2 1.22.0's abort after a flushing seek: see `AdaptiveDemuxFlushHold`.
-    private nonisolated let adaptiveDemuxHold: AdaptiveDemuxFlushHold
+    nonisolated let adaptiveDemuxHold: AdaptiveDemuxFlushHold
     /// Handlers of element messages (`watchElementMessages`, PlayerElementAccess.swift).
     nonisolated let elementMessageWatchers = ElementMessageWatchers()
     /// The least time a deinterleaving multiqueue holds per stream (its `min-interleave-time`).
