@@ -2,12 +2,14 @@
 """Shards for Scripts/test: plan them from the suite's test list and a durations table, then check and sum up
 what the shards ran.
 
-  test_shards.py plan LIST DURATIONS K OUTDIR [SERIAL [CPU_FIRST]]
+  test_shards.py plan [--serial-shards S] LIST DURATIONS K OUTDIR [SERIAL [CPU_FIRST]]
                                                 writes OUTDIR/shard-N.classes (the shard's classes, comma-separated:
                                                 the XCTest bundle's argument) and prints one line per shard; the
-                                                classes named in SERIAL (one Module.Class a line) go to shard K+1,
-                                                which Scripts/test runs with the CPU first (or alone after the
-                                                others); the classes named in CPU_FIRST may join it, to balance it
+                                                classes named in SERIAL (one Module.Class a line) go to shards
+                                                K+1..K+S (S, default 1, spread like the others), which Scripts/test
+                                                runs together after the others (or, with S = 1, alongside them with
+                                                the CPU first); the classes named in CPU_FIRST may join shard K+1
+                                                then, to balance it
   test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
                                                 fails (exit 1) when a shard failed, or when a test of LIST did not
                                                 run in any shard; writes OUTDIR/durations.tsv (measured per class)
@@ -62,7 +64,7 @@ def read_serial(path):
         return {line.split("#", 1)[0].strip() for line in f} - {""}
 
 
-def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None):
+def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None, serial_shards=1):
     classes = read_list(list_path)
     serial = read_serial(serial_path)
     first = read_serial(first_path) - serial if serial else set()
@@ -85,13 +87,15 @@ def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None
             target["seconds"] += estimate[c]
     place([c for c in classes if c not in serial and c not in first], shards)
     if serial:
-        shards.append({"seconds": sum(estimate[c] for c in serial), "classes": sorted(serial)})
+        serial_part = [{"seconds": 0.0, "classes": []} for _ in range(max(1, min(serial_shards, len(serial))))]
+        place(serial, serial_part)
+        shards.extend(serial_part)
         place(first, shards)
     os.makedirs(outdir, exist_ok=True)
     for n, shard in enumerate(shards, 1):
         with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
             f.write(",".join(sorted(shard["classes"])) + "\n")
-        alone = " (the SERIAL classes' shard)" if serial and n == len(shards) else ""
+        alone = " (SERIAL classes)" if serial and n > k else ""
         print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
               f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
     if unknown:
@@ -173,8 +177,12 @@ def check(list_path, outdir, k):
 
 
 def main(argv):
+    serial_shards = 1
+    if len(argv) > 3 and argv[1] == "plan" and argv[2] == "--serial-shards":
+        serial_shards = int(argv[3])
+        argv = argv[:2] + argv[4:]
     if len(argv) in (6, 7, 8) and argv[1] == "plan":
-        plan(argv[2], argv[3], int(argv[4]), argv[5], *argv[6:])
+        plan(argv[2], argv[3], int(argv[4]), argv[5], *argv[6:], serial_shards=serial_shards)
         return 0
     if len(argv) == 5 and argv[1] == "check":
         return check(argv[2], argv[3], int(argv[4]))
