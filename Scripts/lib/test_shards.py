@@ -9,7 +9,9 @@ what the shards ran.
                                                 K+1..K+S (S, default 1, spread like the others), which Scripts/test
                                                 runs together after the others (or, with S = 1, alongside them with
                                                 the CPU first); the classes named in CPU_FIRST may join shard K+1
-                                                then, to balance it
+                                                then, to balance it. A SERIAL line "Module.Class alone" puts that
+                                                class in one last shard, run after those with nothing beside it.
+                                                OUTDIR/phases says which shards run together, in which order
   test_shards.py check LIST OUTDIR K            reads OUTDIR/shard-N.log: per-shard and total summary lines;
                                                 fails (exit 1) when a shard failed, or when a test of LIST did not
                                                 run in any shard; writes OUTDIR/durations.tsv (measured per class)
@@ -58,10 +60,25 @@ def read_durations(path):
 
 
 def read_serial(path):
+    """The classes named in SERIAL or CPU_FIRST (one a line, '#' comments), without their marks."""
+    return set(read_marked(path))
+
+
+def read_marked(path):
+    """{class: mark}: a line is "Module.Class" (mark "") or "Module.Class alone" (mark "alone")."""
+    marked = {}
     if not path or not os.path.exists(path):
-        return set()
+        return marked
     with open(path) as f:
-        return {line.split("#", 1)[0].strip() for line in f} - {""}
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) > 2 or (len(words) == 2 and words[1] != "alone"):
+                sys.exit(f"test_shards: '{line.strip()}' in {os.path.basename(path)}: a line is "
+                         "'Module.Class' or 'Module.Class alone'")
+            marked[words[0]] = words[1] if len(words) == 2 else ""
+    return marked
 
 
 def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None, serial_shards=1):
@@ -86,17 +103,30 @@ def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None
             target["classes"].append(c)
             target["seconds"] += estimate[c]
     place([c for c in classes if c not in serial and c not in first], shards)
-    if serial:
-        serial_part = [{"seconds": 0.0, "classes": []} for _ in range(max(1, min(serial_shards, len(serial))))]
-        place(serial, serial_part)
+    # The SERIAL classes marked "alone" get one shard after the side-by-side ones (not with CPU_FIRST, whose one
+    # shard runs alongside the others and takes every SERIAL class).
+    alone = {c for c, mark in read_marked(serial_path).items() if mark == "alone"} if not first else set()
+    side_by_side = serial - alone
+    if side_by_side:
+        serial_part = [{"seconds": 0.0, "classes": []} for _ in range(max(1, min(serial_shards, len(side_by_side))))]
+        place(side_by_side, serial_part)
         shards.extend(serial_part)
         place(first, shards)
+    phases = [("parallel", list(range(1, k + 1))), ("side-by-side", list(range(k + 1, len(shards) + 1)))]
+    if alone:
+        shards.append({"seconds": sum(estimate[c] for c in alone), "classes": sorted(alone)})
+        phases.append(("alone", [len(shards)]))
     os.makedirs(outdir, exist_ok=True)
+    # The phases Scripts/test runs one after another, the shards of a phase side by side: "NAME N N ..." a line.
+    with open(os.path.join(outdir, "phases"), "w") as f:
+        for name, numbers in phases:
+            if numbers:
+                f.write(f"{name} {' '.join(map(str, numbers))}\n")
     for n, shard in enumerate(shards, 1):
         with open(os.path.join(outdir, f"shard-{n}.classes"), "w") as f:
             f.write(",".join(sorted(shard["classes"])) + "\n")
-        alone = " (SERIAL classes)" if serial and n > k else ""
-        print(f"shard {n}{alone}: {len(shard['classes'])} classes, "
+        kind = " (SERIAL classes, alone)" if alone and n == len(shards) else " (SERIAL classes)" if serial and n > k else ""
+        print(f"shard {n}{kind}: {len(shard['classes'])} classes, "
               f"{sum(len(classes[c]) for c in shard['classes'])} tests, about {shard['seconds']:.0f} s by the table")
     if unknown:
         print(f"not in {os.path.basename(durations_path)} (planned at {default:.1f} s each; "
