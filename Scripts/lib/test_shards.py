@@ -83,7 +83,8 @@ def read_marked(path):
 
 def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None, serial_shards=1):
     classes = read_list(list_path)
-    serial = read_serial(serial_path)
+    marked = read_marked(serial_path)
+    serial = set(marked)
     first = read_serial(first_path) - serial if serial else set()
     for path, named in ((serial_path, serial), (first_path, first)):
         unknown_named = sorted(named - set(classes))
@@ -105,7 +106,7 @@ def plan(list_path, durations_path, k, outdir, serial_path=None, first_path=None
     place([c for c in classes if c not in serial and c not in first], shards)
     # The SERIAL classes marked "alone" get one shard after the side-by-side ones (not with CPU_FIRST, whose one
     # shard runs alongside the others and takes every SERIAL class).
-    alone = {c for c, mark in read_marked(serial_path).items() if mark == "alone"} if not first else set()
+    alone = {c for c, mark in marked.items() if mark == "alone"} if not first else set()
     side_by_side = serial - alone
     if side_by_side:
         serial_part = [{"seconds": 0.0, "classes": []} for _ in range(max(1, min(serial_shards, len(side_by_side))))]

@@ -79,13 +79,20 @@ public func runTool(_ arguments: [String], environment: [String: String]? = nil,
 /// longest run's time instead of the sum.
 public func runToolsAtOnce(_ runs: [(arguments: [String], stdin: String?)],
                            timeout: Duration = .seconds(60)) -> [Result<ToolResult, any Error>] {
-    // Each slot is written once, by its own iteration; the Mutex owns the array.
+    // A thread each, not concurrentPerform: that runs at most one iteration per core, so a third run on two cores
+    // waited for the first two. Each slot is written once, by its own thread; the Mutex owns the array.
     let results = Mutex<[Result<ToolResult, any Error>?]>(Array(repeating: nil, count: runs.count))
-    DispatchQueue.concurrentPerform(iterations: runs.count) { i in
-        let result = Result { try runTool(runs[i].arguments, stdin: runs[i].stdin, timeout: timeout) }
-        results.withLock { $0[i] = result }
+    let finished = DispatchGroup()
+    for (i, run) in runs.enumerated() {
+        finished.enter()
+        Thread.detachNewThread {
+            let result = Result { try runTool(run.arguments, stdin: run.stdin, timeout: timeout) }
+            results.withLock { $0[i] = result }
+            finished.leave()
+        }
     }
-    return results.withLock { $0.map { $0 ?? .failure(TestFailure("run \(runs.count) never ended")) } }
+    finished.wait()
+    return results.withLock { $0.enumerated().map { $1 ?? .failure(TestFailure("run \($0 + 1) left no result")) } }
 }
 
 /// `runTool` with the program and its arguments apart.
