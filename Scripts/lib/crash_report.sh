@@ -41,8 +41,11 @@ mv_crash_report() {
   fi
   {
     printf '# core %s of %s\n# the crashing thread:\n' "$core" "$bundle"
-    gdb -batch -nx -ex 'set pagination off' -ex 'bt 60' -ex 'echo \n# every thread:\n' \
-      -ex 'thread apply all bt 40' "$bundle" "$core" 2>&1 | grep -v '^\[New LWP\|^warning: \|^Downloading'
+    # complaints off: the debug build's split DWARF makes gdb complain once per module ("During symbol reading:
+    # Could not find DWO CU"), over a thousand lines that pushed the crashing thread out of the summary.
+    gdb -batch -nx -ex 'set pagination off' -ex 'set complaints 0' -ex 'bt 60' -ex 'echo \n# every thread:\n' \
+      -ex 'thread apply all bt 40' "$bundle" "$core" 2>&1 |
+      grep -v '^\[New LWP\|^warning: \|^Downloading\|^During symbol reading\|^$'
   } >"$out"
   rm -f "$core"
   printf 'crash report: every thread'"'"'s stack from the core is in %s (core deleted)\n' "$out"
