@@ -71,10 +71,10 @@ final class PlaySyncLogTests: XCTestCase {
         // a broken clock or log. Not the tail: a frame rendered late because the CPU was starved is logged as late,
         // truly (one run of 7 with a fifth workload beside the four shards: p99 25.9 ms, max 44 ms over 119 frames),
         // and how close the tail stays is the soak's and the bench's figure (`Scripts/soak`: p99 per 5 min block).
-        print("sync log skew over \(result.overall.frames) frames: p50 \(p50) ms, p99 \(result.overall.p99Ms ?? -1) ms, "
-              + "max \(result.overall.maxMs ?? -1) ms")
-        XCTAssertLessThan(p50, 5, "skew p50 \(p50) ms (p99 \(result.overall.p99Ms ?? -1) ms, max "
-                          + "\(result.overall.maxMs ?? -1) ms) over \(result.overall.frames) frames")
+        let figures = "p50 \(p50) ms, p99 \(result.overall.p99Ms ?? -1) ms, max \(result.overall.maxMs ?? -1) ms "
+            + "over \(result.overall.frames) frames"
+        print("sync log skew: \(figures)")
+        XCTAssertLessThan(p50, 5, "skew \(figures)")
         // The clock pairs map render times to the wall clock: the last frame was rendered just before `q`.
         let last = try XCTUnwrap(log.frames.map(\.renderClockNs).max())
         let lastWall = try XCTUnwrap(log.clockNs(atUnixNs: UInt64(quitAt.timeIntervalSince1970 * 1e9)))
