@@ -146,8 +146,15 @@ extension WebSocketTransport {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration(
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) })
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // A host may write its first frames right behind its 101 answer, and they can arrive in the
+                    // same read, inside the HTTP response decoder's buffer; NIO's default drops those bytes when the
+                    // upgrade removes the decoder (MemberHandshakeTests lost its early welcome in 12 of 200 runs
+                    // beside two busy loops, "the session host is gone" 3 s later). Forwarded, they reach the
+                    // WebSocket frame decoder.
+                    pipeline.leftOverBytesStrategy = .forwardBytes
                     return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                        configuration: pipeline)
                 }
             }
         switch try await upgrade.get() {
