@@ -120,6 +120,10 @@ public final class AudioClockFollower: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Whether the stream is placed on the clock: the start decision is made since the last discontinuity, stall or
+    /// misplacement. Until then the stream plays wherever PulseAudio started it (see `AudioPlacementHold`).
+    public var isPlaced: Bool { state.withLock { $0.started } }
+
     /// Takes one report from the sink; returns the playout correction to apply (ns, 0 = none).
     public func observe(_ observation: AudioSlavingObservation) -> Int64 {
         state.withLock { state in

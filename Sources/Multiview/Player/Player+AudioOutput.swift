@@ -34,6 +34,9 @@ struct AudioOutputState {
     var playingBeforeReplacement = false
     /// The PulseAudio output's bin and parts, kept rather than looked up by name (see `AudioSinkBin`).
     var sinkBin: AudioSinkBin.Parts?
+    /// Silences a coordinated view's audio until its follower has placed it (on the bin's volume, so one per bin,
+    /// kept across output replacements; made by the first `followSharedClock`).
+    var placementHold: AudioPlacementHold?
 }
 
 private struct AudioSinkReplacementSuperseded: Error {}
@@ -283,8 +286,14 @@ extension Player {
             Task { await self?.audioStreamTimeWrapped(clockGuard) }
         }
         let follower = AudioClockFollower()
+        let hold = audioPlacementHold()
+        hold?.engage(coordinated.clock != nil)
         do {
-            try pulseSink.setCustomAudioSlaving { follower.observe($0) }
+            try pulseSink.setCustomAudioSlaving { observation in
+                let correction = follower.observe(observation)
+                hold?.report(placed: follower.isPlaced)
+                return correction
+            }
             audio.clockFollower = follower
             audio.streamNeedsPriming = true
         } catch {
@@ -293,6 +302,20 @@ extension Player {
             audio.clockFollower = nil
         }
     }
+
+    /// The view's `AudioPlacementHold`, made on first use for its audio sink bin's volume (nil without a bin).
+    private func audioPlacementHold() -> AudioPlacementHold? {
+        if let hold = audio.placementHold { return hold }
+        guard let volume = audio.sinkBin?.primer else { return nil }
+        let hold = AudioPlacementHold { silent in
+            try? volume.set("volume", silent ? AudioPlacementHold.heldGain : 1.0)
+        }
+        audio.placementHold = hold
+        return hold
+    }
+
+    /// How often this view's audio was held until placed, and whether it is now (see `AudioPlacementHold`).
+    public var audioPlacementHoldStatistics: AudioPlacementHold.Statistics? { audio.placementHold?.statistics }
 
     /// How long a fresh stream plays (silently) before its first coordinated start. 200 ms and 600 ms measured
     /// alike in the by-ear test.

@@ -64,6 +64,7 @@ extension Player {
         coordinated.clock = nil
         pipeline.useClock(Clock.systemClock())
         pipeline.startTime = .zero
+        audio.placementHold?.engage(false)   // heard at once from now on: no group to be placed against
         apply(.coordinatedWaiting(false))
     }
 
