@@ -36,8 +36,8 @@ final class HeldAudioPlaybackTests: XCTestCase {
         let aloneGap = try unwrap(aloneStart.firstClickAfterSound, "alone: no click heard after its sound began")
         XCTAssertGreaterThan(aloneGap, 0.9, "alone: the view's first 100 ms or more were not heard")
         XCTAssertEqual(aloneStatistics?.holds, 0, "a view playing alone was held")
-        // Coordinated: silent until placed (the follower's warm-up and start window: 0.3-0.4 s of audio), heard
-        // before its 1 s click (the hold ended).
+        // Coordinated: silent until placed (the follower's warm-up and start window on a group's clock: about 0.6 s
+        // of audio), heard before its 1 s click (the hold ended).
         let gap = try unwrap(heldStart.firstClickAfterSound, "coordinated: no click heard after its sound began")
         XCTAssertLessThan(gap, 0.8, "coordinated: heard within 200 ms of its start: the audio was not held")
         XCTAssertGreaterThan(gap, 0.1, "coordinated: a click within 100 ms of the first sound: the 0 s click was not held")

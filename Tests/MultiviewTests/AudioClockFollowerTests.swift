@@ -33,6 +33,20 @@ final class AudioClockFollowerTests: XCTestCase {
         XCTAssertEqual(follower.statistics.lastMedianSkew, .microseconds(200))
     }
 
+    /// On a group's clock (held silent until placed) the start window comes after a warm-up twice as long.
+    func testOnAGroupsClockTheStartWindowComesAfterALongerWarmUp() {
+        let settings = AudioClockFollower.Settings.onGroupClock
+        XCTAssertEqual(settings.warmUpObservations, 2 * AudioClockFollower.Settings().warmUpObservations)
+        let follower = AudioClockFollower(settings: settings)
+        XCTAssertEqual(feed(follower, Array(repeating: 23 * ms, count: settings.warmUpObservations + settings.startWindow - 1)), [],
+                       "nothing decided during the warm-up and before a full start window")
+        XCTAssertFalse(follower.isPlaced)
+        XCTAssertEqual(follower.observe(.skew(nanoseconds: 23 * ms)), 23 * ms, "the start window's median, whole")
+        XCTAssertTrue(follower.isPlaced)
+        _ = follower.observe(.discontinuity(.flush))
+        XCTAssertFalse(follower.isPlaced, "a flush (a seek) restarts it: not placed until its next start window")
+    }
+
     func testNegativeSkewsAreCorrectedWithTheirSign() {
         let follower = warmedUp()
         XCTAssertEqual(feed(follower, Array(repeating: -3 * ms, count: 8)), [-3 * ms])

@@ -64,6 +64,19 @@ public final class AudioClockFollower: Sendable {
         /// ahead (see `AudioClockGuard`). They are ignored. Server stalls of up to ~2 s are real and corrected.
         public var plausibleSkew: Duration = .seconds(10)
         public init() {}
+
+        /// For a view on a group's clock, whose audio is silent until the start decision (`AudioPlacementHold`):
+        /// a warm-up twice as long, so the start window is taken 0.4-0.6 s into the stream instead of 0.2-0.4 s.
+        /// PulseAudio's reports in a stream's first few hundred ms do not yet show where it really plays (one
+        /// member's start window said -0.07 ms, its next long window +16.3 ms, and it was heard 16.6 ms off), and
+        /// what the start window misses is left to 0.15 ms steps. Measured across processes (`Scripts/bench-network`,
+        /// largest click spread per run, interleaved): 2 members 0.35-0.60 ms in 3 runs against 0.98-2.98 ms in 4
+        /// with the warm-up of 10. Costs 0.2 s more silence after each start and seek, only where it is held anyway.
+        public static var onGroupClock: Settings {
+            var settings = Settings()
+            settings.warmUpObservations = 20
+            return settings
+        }
     }
 
     public struct Statistics: Sendable, Equatable {

@@ -4,7 +4,8 @@ import Synchronization
 /// stall) until the follower has placed the stream on the clock, so that the group never hears a member's sound
 /// where PulseAudio happened to start it.
 ///
-/// Why: until the follower's start decision (its warm-up and start window, about 18 rendered buffers: 0.3-0.4 s)
+/// Why: until the follower's start decision (its warm-up and start window, 28 rendered buffers on a group's clock
+/// (`AudioClockFollower.Settings.onGroupClock`): about 0.6 s)
 /// nothing corrects where PulseAudio began playing the stream, and that start can be far off. Measured across
 /// processes (`Scripts/bench-network`, members joining a playing host): a member's first click after its join was
 /// 5-400 ms off the others' in 5 of 16 two-member runs and 118-180 ms off in 3 of 4 four-member runs, while every
@@ -13,7 +14,7 @@ import Synchronization
 /// decides the group's audible skew.
 ///
 /// Only coordinated views are held (`engage`): a view playing alone has no other view to be heard against, and
-/// holding it would silence the first 0.3-0.4 s after every seek for nothing.
+/// holding it would silence the first 0.6 s after every seek for nothing.
 ///
 /// How it silences: by the volume of the view's audio sink bin (`AudioSinkBin.Parts.primer`), set to a gain so
 /// small that the samples are silent but not zero-gain. Not `mute` and not volume 0: the volume element then flags

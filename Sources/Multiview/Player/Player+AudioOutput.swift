@@ -285,7 +285,8 @@ extension Player {
             guard let clockGuard else { return }
             Task { await self?.audioStreamTimeWrapped(clockGuard) }
         }
-        let follower = AudioClockFollower()
+        // On a group's clock the audio is held until placed, so the start decision can wait for better reports.
+        let follower = AudioClockFollower(settings: coordinated.clock != nil ? .onGroupClock : .init())
         let hold = audioPlacementHold()
         hold?.engage(coordinated.clock != nil)
         do {
