@@ -4,9 +4,9 @@ import Synchronization
 /// stall) until the follower has placed the stream on the clock, so that the group never hears a member's sound
 /// where PulseAudio happened to start it.
 ///
-/// Why: until the follower's start decision (its warm-up and start window, 28 rendered buffers on a group's clock
-/// (`AudioClockFollower.Settings.onGroupClock`): about 0.6 s)
-/// nothing corrects where PulseAudio began playing the stream, and that start can be far off. Measured across
+/// Why: until the follower's start decision (its warm-up and start window: on a group's clock 28 rendered buffers,
+/// about 0.6 s, see `AudioClockFollower.Settings.onGroupClock`) nothing corrects where PulseAudio began playing the
+/// stream, and that start can be far off. Measured across
 /// processes (`Scripts/bench-network`, members joining a playing host): a member's first click after its join was
 /// 5-400 ms off the others' in 5 of 16 two-member runs and 118-180 ms off in 3 of 4 four-member runs, while every
 /// click after the start decision was within ~2 ms. The members' clocks agreed to a few ms then; the error is the
