@@ -135,7 +135,15 @@ public actor SessionMember: GroupUplink {
     public func leaveSession() async {
         await peer?.send(.leave(.init(participant: nil)))
         await peer?.close()
+        // Until the host has answered the close (the connection ended), at most `leaveFlushLimit`: the two frames
+        // are only queued on the channel, and a process that quits right after `q` lost them. The host then said
+        // "dropped: connection closed" instead of "left" (MemberProcessTests, 1 of 3 runs of test-repeat).
+        let deadline = ContinuousClock.now + Self.leaveFlushLimit
+        while !lost, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
     }
+
+    /// How long `leaveSession` waits for the host to close the connection after the leave.
+    static let leaveFlushLimit: Duration = .seconds(2)
 
     private func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
         guard let peer, !lost else { return .failed("\(GroupLinkError.hostGone)") }
