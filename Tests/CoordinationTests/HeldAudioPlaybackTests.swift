@@ -61,8 +61,7 @@ final class HeldAudioPlaybackTests: XCTestCase {
 
     /// Records the test sink's monitor from before `start` until 2.5 s after it.
     static func recordStart(to path: String, _ start: () async throws -> Void) async throws -> StartHeard {
-        let recorder = try BackgroundTool(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
-                                           "--channels=2", "--device=multiview_test.monitor", path])
+        let recorder = try PulseAudioCoordinationTests.monitorRecorder(to: path)
         defer { recorder.stop() }
         // The null sink's monitor delivers silence while idle: data in the file means the recording runs.
         let recording = await eventually(timeout: .seconds(10)) { fileSize(path) > 48000 || !recorder.isRunning }
@@ -70,11 +69,7 @@ final class HeldAudioPlaybackTests: XCTestCase {
         try await start()
         try await Task.sleep(for: .milliseconds(2500))
         recorder.stop()
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        let left: [Float] = data.withUnsafeBytes { raw in
-            let samples = raw.bindMemory(to: Int16.self)
-            return stride(from: 0, to: samples.count - 1, by: 2).map { Float(Int16(littleEndian: samples[$0])) / 32768 }
-        }
+        let left = try PulseAudioCoordinationTests.monitorSamples(at: path).left
         // The sound begins at the first 5 ms block whose RMS is a quarter of the tone's (0.3 peak: RMS 0.21).
         let block = 240
         var sound: Int?

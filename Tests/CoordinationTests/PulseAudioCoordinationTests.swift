@@ -225,8 +225,7 @@ final class PulseAudioCoordinationTests: XCTestCase {
     /// Records the default test sink's monitor (stereo, 48 kHz, s16le) for `seconds`; returns each channel's
     /// samples in −1…1.
     static func recordMonitor(seconds: Double, to path: String) async throws -> (left: [Float], right: [Float]) {
-        let recorder = try BackgroundTool(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
-                                           "--channels=2", "--device=multiview_test.monitor", path])
+        let recorder = try monitorRecorder(to: path)
         defer { recorder.stop() }
         // Recorded until the file holds `seconds` of audio (4 bytes a frame), not for `seconds` of wall time:
         // parecord connects late on a cold machine, and PulseAudio may deliver the monitor's data in blocks.
@@ -234,12 +233,24 @@ final class PulseAudioCoordinationTests: XCTestCase {
         let recorded = await eventually(timeout: .seconds(seconds + 15)) { fileSize(path) >= bytes || !recorder.isRunning }
         recorder.stop()
         XCTAssertTrue(recorded, "parecord recorded \(fileSize(path)) of \(bytes) bytes (\(recorder.exitDescription)): \(recorder.output())")
+        let recording = try monitorSamples(at: path)
+        XCTAssertGreaterThan(Double(recording.left.count) / 48000, seconds * 0.8, "recording too short")
+        return recording
+    }
+
+    /// parecord on the default test sink's monitor (stereo, 48 kHz, s16le), writing to `path` until stopped.
+    static func monitorRecorder(to path: String) throws -> BackgroundTool {
+        try BackgroundTool(["parecord", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000",
+                            "--channels=2", "--device=multiview_test.monitor", path])
+    }
+
+    /// The samples of a `monitorRecorder` recording, each channel's in −1…1.
+    static func monitorSamples(at path: String) throws -> (left: [Float], right: [Float]) {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let samples = data.withUnsafeBytes { raw in
             raw.bindMemory(to: Int16.self).map { Float(Int16(littleEndian: $0)) / 32768 }
         }
         let frames = samples.count / 2
-        XCTAssertGreaterThan(Double(frames) / 48000, seconds * 0.8, "recording too short")
         return ((0..<frames).map { samples[2 * $0] }, (0..<frames).map { samples[2 * $0 + 1] })
     }
 }

@@ -286,9 +286,10 @@ extension Player {
             Task { await self?.audioStreamTimeWrapped(clockGuard) }
         }
         // On a group's clock the audio is held until placed, so the start decision can wait for better reports.
-        let follower = AudioClockFollower(settings: coordinated.clock != nil ? .onGroupClock : .init())
+        let onGroupClock = coordinated.clock != nil
+        let follower = AudioClockFollower(settings: onGroupClock ? .onGroupClock : .init())
         let hold = audioPlacementHold()
-        hold?.engage(coordinated.clock != nil)
+        hold?.engage(onGroupClock)
         do {
             try pulseSink.setCustomAudioSlaving { observation in
                 let correction = follower.observe(observation)
