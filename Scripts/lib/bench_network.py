@@ -19,7 +19,7 @@ from bench_network_report import error_at, print_report, read_clock_log, summary
 MEDIA = [os.path.abspath(p) for p in ("Media/angle1-wide.mp4", "Media/angle2-left.webm", "Media/angle3-right.mkv",
                                       "Media/angle4-overhead.mp4")]
 LEAD_S = 5.0          # member start → base time: process start, clock sync over the relay, preroll
-PLAY_S = 12.0         # played before the seek, and again after it
+PLAY_S = 13.0         # played before the seek, and again after it
 SEEK_TO_S = 2.0
 START_MARGIN_S = 1.0  # raw members restart at seek instant + this
 PAIR_WINDOW_S = 0.5
@@ -426,6 +426,10 @@ def main():
                 row = bench.coordinated(n, side)
             elif side == "coord-1st-sync":
                 row = bench.coordinated(n, "coord-1st-sync", ["--join-unsettled"])
+            elif side == "coord-libpulse":
+                # The same with the follower reading libpulse's smoothed stream time (AudioPlayoutTiming.libpulse):
+                # before PulseTimingTap, in the same run.
+                row = bench.coordinated(n, side, ["--audio-timing", "libpulse"])
             elif side in ("coord-prev", "coord-st-prev"):
                 # The same with the previous net clock tuning (NetClockTuning.previous): before, in the same run.
                 row = bench.coordinated(n, side, ["--net-clock-tuning", "previous"])

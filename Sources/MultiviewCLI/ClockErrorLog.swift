@@ -52,7 +52,8 @@ final class ClockErrorLog: Sendable {
 
     /// Records each change of `player`'s audio follower statistics as
     /// "follower,VIEW,MONOTONIC_NS,CORRECTIONS,LAST_CORRECTION_NS,DISCONTINUITIES,MISPLACEMENTS,STALLS,LAST_MEDIAN_NS,
-    /// LAST_DISCONTINUITY_REASON".
+    /// LAST_DISCONTINUITY_REASON,SMOOTHER_ERROR_NS" (the last libpulse smoother error its `PulseTimingTap` removed,
+    /// empty without a tap).
     func follow(_ player: Player) {
         let system = Clock.systemClock()
         let shared = self.shared
@@ -65,7 +66,8 @@ final class ClockErrorLog: Sendable {
                     func ns(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000 }
                     let line = "follower,\(view),\(system.time.nanoseconds),\(now.corrections),\(ns(now.lastCorrection)),"
                         + "\(now.discontinuities),\(now.misplacements),\(now.stalls),\(now.lastMedianSkew.map(ns).map(String.init) ?? ""),"
-                        + (now.lastDiscontinuity?.rawValue ?? "")
+                        + (now.lastDiscontinuity?.rawValue ?? "") + ","
+                        + (await player.audioTimingTapStatistics.map { String($0.lastSmootherError) } ?? "")
                     shared.state.withLock { $0.followerLines.append(line) }
                 }
                 try? await Task.sleep(for: .milliseconds(20))

@@ -52,6 +52,11 @@ struct Join: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Net clock tuning: standard, previous or gstreamer (bench).", visibility: .hidden))
     var netClockTuning: String = "standard"
 
+    /// Scripts/bench-network's before row only: the audio follower reads libpulse's smoothed time
+    /// (`AudioPlayoutTiming.libpulse`).
+    @Option(name: .long, help: ArgumentHelp("Audio playout timing: server or libpulse (bench).", visibility: .hidden))
+    var audioTiming: String = AudioPlayoutTiming.server.rawValue
+
     @Argument(help: "Media files or URIs (this member's copies of the host's item).")
     var media: [String] = []
 
@@ -68,6 +73,10 @@ struct Join: AsyncParsableCommand {
         }
         guard let clockTuning = NetClockTuning.named[netClockTuning] else {
             reporter.error("join: --net-clock-tuning \(netClockTuning): not one of \(NetClockTuning.named.keys.sorted().joined(separator: ", "))")
+            throw ExitCode(64)
+        }
+        guard let audioPlayoutTiming = AudioPlayoutTiming(rawValue: audioTiming) else {
+            reporter.error("join: --audio-timing \(audioTiming): not one of \(AudioPlayoutTiming.allCases.map(\.rawValue).joined(separator: ", "))")
             throw ExitCode(64)
         }
         guard let token, !token.isEmpty else {
@@ -122,6 +131,7 @@ struct Join: AsyncParsableCommand {
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,
                                                audio: playOptions.audio)
         configuration.teardown = .leaveToProcessExit
+        configuration.audioPlayoutTiming = audioPlayoutTiming
         configuration.coordination = reporting
         let stage = Stage(configuration: configuration, reporter: reporter)
         if let duration { reporter.quitRequested(after: duration) }

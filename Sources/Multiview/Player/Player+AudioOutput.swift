@@ -18,6 +18,8 @@ struct AudioOutputState {
     var followsSharedClock = false
     /// The follower of the current PulseAudio sink (replaced with the sink).
     var clockFollower: AudioClockFollower?
+    /// The server's playout for the current PulseAudio sink's follower (see `PulseTimingTap`; replaced with the sink).
+    var timingTap: PulseTimingTap?
     /// The guard on the current PulseAudio sink's clock (see `AudioClockGuard`): armed before
     /// every start, since the follower can only work with a sink clock that libpulse has not wrecked.
     var clockGuard: AudioClockGuard?
@@ -51,6 +53,10 @@ extension Player {
     /// How the current audio sink's playout follows the pipeline's clock (corrections made, last skew), or nil
     /// when the view has no PulseAudio output.
     public var audioClockStatistics: AudioClockFollower.Statistics? { audio.clockFollower?.statistics }
+
+    /// How the current PulseAudio sink's slaving reports were measured against the server's own playout (see
+    /// `PulseTimingTap`), or nil without a tap.
+    public var audioTimingTapStatistics: PulseTimingTap.Statistics? { audio.timingTap?.statistics }
 
     /// How often a view without its PulseAudio server asks whether the server is back.
     static let audioServerPollInterval: Duration = .seconds(1)
@@ -290,9 +296,11 @@ extension Player {
         let follower = AudioClockFollower(settings: onGroupClock ? .onGroupClock : .init())
         let hold = audioPlacementHold()
         hold?.engage(onGroupClock)
+        let tap = configuration.audioPlayoutTiming == .server ? PulseTimingTap.make(for: pulseSink) : nil
+        audio.timingTap = tap
         do {
             try pulseSink.setCustomAudioSlaving { observation in
-                let correction = follower.observe(observation)
+                let correction = follower.observe(tap?.correct(observation) ?? observation)
                 hold?.report(placed: follower.isPlaced)
                 return correction
             }

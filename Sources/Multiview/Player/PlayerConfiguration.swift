@@ -16,10 +16,21 @@ public struct PlayerConfiguration: Sendable {
     /// A second video output (the external display route), fed through a valve that is closed until
     /// `setExternalVideoActive(true)`.
     public var externalVideo: ExternalVideoTarget?
+    /// Where a PulseAudio stream's playout is read from when its audio follows the pipeline's clock.
+    public var audioPlayoutTiming: AudioPlayoutTiming = .server
 
     public init(view: ViewIdentity, video: VideoOutput = .fakeSink, audio: AudioOutput = .fakeSink,
                 visualizeAudioOnly: Bool = false, realtimeVideoRendering: Bool = true) {
         self.view = view; self.video = video; self.audio = audio; self.visualizeAudioOnly = visualizeAudioOnly
         self.realtimeVideoRendering = realtimeVideoRendering
     }
+}
+
+/// Which measurement of a PulseAudio stream's playout an `AudioClockFollower` is given (see `PulseTimingTap`).
+public enum AudioPlayoutTiming: String, Sendable, CaseIterable {
+    /// The server's own timing snapshots (`PulseTimingTap`), libpulse's smoothed time where they cannot be read.
+    case server
+    /// libpulse's smoothed stream time as pulsesink's clock reads it (before issue 17's last change; the bench's
+    /// before row).
+    case libpulse
 }

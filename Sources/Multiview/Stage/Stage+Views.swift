@@ -13,6 +13,7 @@ extension Stage {
         let tile = window.flatMap { index < $0.tiles.count ? $0.tiles[index] : nil }
         let video: VideoOutput = tile.map { .window($0) } ?? .fakeSink
         var config = PlayerConfiguration(view: view, video: video, audio: audio, visualizeAudioOnly: window != nil)
+        config.audioPlayoutTiming = configuration.audioPlayoutTiming
         if let routing = configuration.routing { config = await routing.configure(config) }
         do {
             let player = try Player(configuration: config)

@@ -35,6 +35,8 @@ public struct StageConfiguration: Sendable {
     /// `--loop`: a view that reaches its end starts again from the beginning; coordinated, the group does, together,
     /// once every view has ended (one group seek to 0). The run then ends only by `q`, `--duration` or failures.
     public var loop = false
+    /// Where the views' PulseAudio playout is read from (`PlayerConfiguration.audioPlayoutTiming`).
+    public var audioPlayoutTiming: AudioPlayoutTiming = .server
 
     public init(sources: [MediaSource], headless: Bool = false, duration: Double? = nil, audio: AudioOutput? = nil,
                 tileWidth: Int = 480, tileHeight: Int = 270, statusInterval: Duration = .seconds(1)) {
