@@ -6,8 +6,8 @@
 /// request's trip, not with the server's own instant. The smoother starts over at every uncork and flush and anchors
 /// its line on the first snapshot after it; a reply that waited in a busy client shifts that anchor, and the
 /// smoother then bends its rate for seconds to fit the later snapshots. Measured across processes
-/// (`Scripts/bench-network`, 8 members on two cores): one member's reports ran −3.5 → −20 ms over 4 s after a seek
-/// while its recorded clicks did not move, and `AudioClockFollower` corrected the sound 20 ms off.
+/// (`Scripts/bench-network`, 8 members on two cores): one member's reports ran −3.5 → −20 ms over 4 s after a
+/// seek while its recorded clicks did not move, and `AudioClockFollower` corrected the sound 20 ms off.
 ///
 /// The server's snapshots need no smoothing: a device plays at its own rate (a null sink exactly at the server's
 /// clock, a sound card within 0.1 ms per second), so the played stream time minus the server instant is one number

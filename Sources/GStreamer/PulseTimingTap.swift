@@ -54,7 +54,8 @@ public final class PulseTimingTap: Sendable {
         let instance = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GTypeInstance.self)
         guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0,
               PulseTimingLog.installed else { return nil }
-        let tap = PulseTimingTap(sink: UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GstAudioBaseSink.self))
+        let sink = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GstAudioBaseSink.self)
+        let tap = PulseTimingTap(sink: sink)
         PulseTimingLog.register(tap, for: UInt(bitPattern: tap.sink))
         return tap
     }
@@ -75,9 +76,12 @@ public final class PulseTimingTap: Sendable {
             state.withLock { $0.estimator.restart(at: now) }
             return observation
         case .skew(let skew):
-            guard let clock = sink.pointee.provided_clock, let ringbuffer = sink.pointee.ringbuffer else { return observation }
+            guard let clock = sink.pointee.provided_clock, let ringbuffer = sink.pointee.ringbuffer else {
+                return observation
+            }
             let bytesPerSecond = Int64(ringbuffer.pointee.spec.info.rate) * Int64(ringbuffer.pointee.spec.info.bpf)
-            let smoothed = gst_audio_clock_get_time(UnsafeMutableRawPointer(clock).assumingMemoryBound(to: GstAudioClock.self))
+            let audioClock = UnsafeMutableRawPointer(clock).assumingMemoryBound(to: GstAudioClock.self)
+            let smoothed = gst_audio_clock_get_time(audioClock)
             let now = Self.serverNow()
             return state.withLock { state in
                 guard smoothed != ClockTime.noneRawValue,
@@ -143,7 +147,8 @@ enum PulseTimingLog {
 
     private static let logFunction: GstLogFunction = { category, level, file, function, line, object, message, _ in
         if let installation, UInt(bitPattern: category) == installation.category {
-            if level == GST_LEVEL_LOG, let function, let object, let message, timingFunction.withCString({ strcmp(function, $0) }) == 0,
+            if level == GST_LEVEL_LOG, let function, let object, let message,
+               timingFunction.withCString({ strcmp(function, $0) }) == 0,
                let tap = taps.withLock({ $0[UInt(bitPattern: object)]?.tap }),
                let text = gst_debug_message_get(message), let snapshot = parse(String(cString: text)) {
                 tap.snapshot(snapshot)
@@ -162,7 +167,8 @@ enum PulseTimingLog {
               let sinkLatency = Int64(fields[4]) else { return nil }
         let read = fields[3].split(separator: ":")
         guard read.count == 2, read[0] == "0", let readIndex = Int64(read[1]) else { return nil }
-        return PulsePlayoutEstimator.Snapshot(serverTime: timestamp, readIndex: readIndex, sinkLatencyMicroseconds: sinkLatency)
+        return PulsePlayoutEstimator.Snapshot(serverTime: timestamp, readIndex: readIndex,
+                                              sinkLatencyMicroseconds: sinkLatency)
     }
 }
 

@@ -19,6 +19,7 @@ final class HeldAudioPlaybackTests: XCTestCase {
         let heldStart = try await Self.recordStart(to: dir.path("coordinated.raw")) { try await set.playAll() }
         let statistics = await coordinated.player.audioPlacementHoldStatistics
         let follower = await coordinated.player.audioClockStatistics
+        let timing = await coordinated.player.audioTimingTapStatistics
         await set.tearDown()
 
         let alone = try Player(configuration: PlayerConfiguration(view: ViewIdentity(number: 2, name: "alone"),
@@ -36,8 +37,8 @@ final class HeldAudioPlaybackTests: XCTestCase {
         let aloneGap = try unwrap(aloneStart.firstClickAfterSound, "alone: no click heard after its sound began")
         XCTAssertGreaterThan(aloneGap, 0.9, "alone: the view's first 100 ms or more were not heard")
         XCTAssertEqual(aloneStatistics?.holds, 0, "a view playing alone was held")
-        // Coordinated: silent until placed (the follower's warm-up and start window on a group's clock: about 0.6 s
-        // of audio), heard before its 1 s click (the hold ended).
+        // Coordinated: silent until placed (the follower's warm-up and start window: about 0.4 s of audio, 0.6 s
+        // without the server's timing), heard before its 1 s click (the hold ended).
         let gap = try unwrap(heldStart.firstClickAfterSound, "coordinated: no click heard after its sound began")
         XCTAssertLessThan(gap, 0.8, "coordinated: heard within 200 ms of its start: the audio was not held")
         XCTAssertGreaterThan(gap, 0.1, "coordinated: a click within 100 ms of the first sound: the 0 s click was not held")
@@ -45,6 +46,9 @@ final class HeldAudioPlaybackTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(hold.holds, 1)
         XCTAssertFalse(hold.held, "still held after 2 s of play")
         XCTAssertEqual(hold.givenUp, 0, "the follower never placed the stream; the hold gave up")
+        // Its follower was placed by the server's playout (PulseTimingTap), not libpulse's smoothed time.
+        let tap = try unwrap(timing, "a coordinated view's PulseAudio sink has no timing tap")
+        XCTAssertGreaterThan(tap.corrected, 50, "the follower's reports were not measured against the server's playout")
     }
 
     /// What one recording of a view's start heard (left channel).

@@ -13,7 +13,8 @@ final class PulsePlayoutEstimatorTests: XCTestCase {
         // Played stream time at serverTime = serverTime − start; the read index is that plus the sink's latency.
         let played = serverTime - start
         let readIndex = (played + sinkLatencyMicroseconds * 1_000) * bytesPerSecond / 1_000_000_000
-        return .init(serverTime: serverTime + delay, readIndex: readIndex, sinkLatencyMicroseconds: sinkLatencyMicroseconds)
+        return .init(serverTime: serverTime + delay, readIndex: readIndex,
+                     sinkLatencyMicroseconds: sinkLatencyMicroseconds)
     }
 
     func testAgreeingSnapshotsGiveTheStreamTimePlayingAtAnyLaterInstant() throws {
@@ -22,7 +23,8 @@ final class PulsePlayoutEstimatorTests: XCTestCase {
         estimator.add(snapshot(at: start + 100_000_000, start: start, sinkLatencyMicroseconds: 90_000))
         estimator.add(snapshot(at: start + 200_000_000, start: start, sinkLatencyMicroseconds: 4_000))
         let played = try XCTUnwrap(estimator.streamTime(at: start + 1_500_000_000, bytesPerSecond: bytesPerSecond))
-        XCTAssertEqual(Double(played), 1_500_000_000, accuracy: 50_000, "1.5 s after the start the stream plays 1.5 s in")
+        XCTAssertEqual(Double(played), 1_500_000_000, accuracy: 50_000,
+                       "1.5 s after the start the stream plays 1.5 s in")
     }
 
     func testOneSnapshotIsNotEnough() {
@@ -86,13 +88,14 @@ final class PulsePlayoutEstimatorTests: XCTestCase {
         }
         let played = try XCTUnwrap(estimator.streamTime(at: start + 20_000_000_000, bytesPerSecond: bytesPerSecond))
         XCTAssertEqual(Double(played), 19_981_000_000, accuracy: 200_000,
-                       "the median of the three latest, which agree within 2 ms (19 ms behind), not of all twenty (10 ms)")
+                       "the median of the three latest, which agree within 2 ms (19 ms behind), not of all 20 (10 ms)")
     }
 
     func testPulsesinksTimingLineIsParsed() throws {
         let line = "latency_update, 1796675806469875000, 0:10374, 0:8654, 1907678, 90000"
         let parsed = try XCTUnwrap(PulseTimingLog.parse(line))
-        XCTAssertEqual(parsed, .init(serverTime: 1_796_675_806_469_875_000, readIndex: 8654, sinkLatencyMicroseconds: 1_907_678))
+        XCTAssertEqual(parsed, .init(serverTime: 1_796_675_806_469_875_000, readIndex: 8654,
+                                     sinkLatencyMicroseconds: 1_907_678))
         XCTAssertNil(PulseTimingLog.parse("latency_update, 1796675806469875000, 0:10374, 1:8654, 1907678, 90000"),
                      "a read index libpulse marks corrupt is not a snapshot")
         XCTAssertNil(PulseTimingLog.parse("current time is 0:00:01.000000000"))

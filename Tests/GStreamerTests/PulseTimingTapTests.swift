@@ -40,7 +40,8 @@ final class PulseTimingTapTests: XCTestCase {
         XCTAssertGreaterThan(statistics.corrected, statistics.uncorrected)
         // On an idle server the smoother is off by little; a wrong unit (bytes taken as frames, µs as ns) would put
         // the server's playout seconds away from it.
-        XCTAssertLessThan(abs(statistics.lastSmootherError), 20_000_000, "smoother and server disagree by more than 20 ms")
+        XCTAssertLessThan(abs(statistics.lastSmootherError), 20_000_000,
+                          "smoother and server disagree by more than 20 ms")
         let corrected = reports.value.filter { $0.raw != $0.corrected }
         XCTAssertEqual(corrected.count, statistics.corrected, "every corrected report was passed on corrected")
     }

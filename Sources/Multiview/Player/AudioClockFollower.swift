@@ -65,13 +65,16 @@ public final class AudioClockFollower: Sendable {
         public var plausibleSkew: Duration = .seconds(10)
         public init() {}
 
-        /// For a view on a group's clock, whose audio is silent until the start decision (`AudioPlacementHold`):
-        /// a warm-up twice as long, so the start window is taken 0.4-0.6 s into the stream instead of 0.2-0.4 s.
-        /// PulseAudio's reports in a stream's first few hundred ms do not yet show where it really plays (one
-        /// member's start window said -0.07 ms, its next long window +16.3 ms, and it was heard 16.6 ms off), and
-        /// what the start window misses is left to 0.15 ms steps. Measured across processes (`Scripts/bench-network`,
-        /// largest click spread per run, interleaved): 2 members 0.35-0.60 ms in 3 runs against 0.98-2.98 ms in 4
-        /// with the warm-up of 10. Costs 0.2 s more silence after each start and seek, only where it is held anyway.
+        /// For a view on a group's clock, whose audio is silent until the start decision (`AudioPlacementHold`), when
+        /// its reports are libpulse's smoothed time (no `PulseTimingTap`): a warm-up twice as long, so the start
+        /// window is taken 0.4-0.6 s into the stream instead of 0.2-0.4 s. libpulse's smoother, anchored anew at each
+        /// start, does not yet show in a stream's first few hundred ms where it really plays (one member's start
+        /// window said -0.07 ms, its next long window +16.3 ms, and it was heard 16.6 ms off), and what the start
+        /// window misses is left to 0.15 ms steps. Measured across processes (`Scripts/bench-network`, largest click
+        /// spread per run, interleaved): 2 members 0.35-0.60 ms in 3 runs against 0.98-2.98 ms in 4 with the warm-up
+        /// of 10. With the server's own timing the longer warm-up gains nothing (4 members 0.31 and 0.92 ms with 10,
+        /// 0.77 and 0.71 with 20; 8 members 0.71 and 1.04 against 0.98 and 0.94) and costs 0.2 s more silence after
+        /// each start and seek, so a tapped view keeps the default.
         public static var onGroupClock: Settings {
             var settings = Settings()
             settings.warmUpObservations = 20

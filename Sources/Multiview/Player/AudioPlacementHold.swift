@@ -4,17 +4,17 @@ import Synchronization
 /// stall) until the follower has placed the stream on the clock, so that the group never hears a member's sound
 /// where PulseAudio happened to start it.
 ///
-/// Why: until the follower's start decision (its warm-up and start window: on a group's clock 28 rendered buffers,
-/// about 0.6 s, see `AudioClockFollower.Settings.onGroupClock`) nothing corrects where PulseAudio began playing the
-/// stream, and that start can be far off. Measured across
-/// processes (`Scripts/bench-network`, members joining a playing host): a member's first click after its join was
-/// 5-400 ms off the others' in 5 of 16 two-member runs and 118-180 ms off in 3 of 4 four-member runs, while every
-/// click after the start decision was within ~2 ms. The members' clocks agreed to a few ms then; the error is the
+/// Why: until the follower's start decision (its warm-up and start window: 18 rendered buffers, about 0.4 s; 28,
+/// about 0.6 s, when it reads libpulse's time, see `AudioClockFollower.Settings.onGroupClock`) nothing corrects
+/// where PulseAudio began playing the stream, and that start can be far off. Measured across processes
+/// (`Scripts/bench-network`, members joining a playing host): a member's first click after its join was 5-400 ms
+/// off the others' in 5 of 16 two-member runs and 118-180 ms off in 3 of 4 four-member runs, while every click
+/// after the start decision was within ~2 ms. The members' clocks agreed to a few ms then; the error is the
 /// stream's start. A sound heard 100 ms off and then jumping into place is worse than a moment of silence, and it
 /// decides the group's audible skew.
 ///
 /// Only coordinated views are held (`engage`): a view playing alone has no other view to be heard against, and
-/// holding it would silence the first 0.6 s after every seek for nothing.
+/// holding it would silence the first 0.4 s after every seek for nothing.
 ///
 /// How it silences: by the volume of the view's audio sink bin (`AudioSinkBin.Parts.primer`), set to a gain so
 /// small that the samples are silent but not zero-gain. Not `mute` and not volume 0: the volume element then flags

@@ -291,13 +291,14 @@ extension Player {
             guard let clockGuard else { return }
             Task { await self?.audioStreamTimeWrapped(clockGuard) }
         }
-        // On a group's clock the audio is held until placed, so the start decision can wait for better reports.
         let onGroupClock = coordinated.clock != nil
-        let follower = AudioClockFollower(settings: onGroupClock ? .onGroupClock : .init())
-        let hold = audioPlacementHold()
-        hold?.engage(onGroupClock)
         let tap = configuration.audioPlayoutTiming == .server ? PulseTimingTap.make(for: pulseSink) : nil
         audio.timingTap = tap
+        // On a group's clock the audio is held until placed; reports from libpulse's smoother only (no tap) need the
+        // longer warm-up there (see `Settings.onGroupClock`).
+        let follower = AudioClockFollower(settings: onGroupClock && tap == nil ? .onGroupClock : .init())
+        let hold = audioPlacementHold()
+        hold?.engage(onGroupClock)
         do {
             try pulseSink.setCustomAudioSlaving { observation in
                 let correction = follower.observe(tap?.correct(observation) ?? observation)
