@@ -33,9 +33,37 @@ final class LateLanguageTagTests: XCTestCase {
         XCTAssertTrue(shown, "the English subtitles were not shown")
         await player.stop()
     }
+
+    /// The same for the selection: STREAMS_SELECTED can be posted before the subtitle stream's tag, and `subs N
+    /// off` then `subs N en` sends no new selection. The selected stream is still named in its language.
+    func testTheSelectionNamesALanguageTaggedAfterItsMessage() async throws {
+        let player = try makePlayer(1, name: "late-tag-selection")
+        try await player.load(MediaSource(TestMedia.path("angle3-right.mkv")))
+        try await player.play()
+        let selected = await eventually(timeout: .seconds(10)) { await player.selectedStreams.contains { $0.kind == .text } }
+        XCTAssertTrue(selected, "angle3-right.mkv's subtitle stream was not selected")
+
+        // What the player knew when the tag came after both messages: no language on any stream.
+        await player.forgetLanguagesFromMessages()
+        await player.forgetSelectionLanguages()
+        try await player.selectSubtitles(.off)
+        try await player.selectSubtitles(.language("en"))
+        let text = await player.selectedStreams.filter { $0.kind == .text }
+        XCTAssertEqual(text.map(\.language), ["en"], "the selected subtitle stream is not named English: \(text)")
+        await player.stop()
+    }
 }
 
 extension Player {
+    /// The selection as a STREAMS_SELECTED posted before the tag listed it: no language known.
+    func forgetSelectionLanguages() {
+        currentSelection = currentSelection.map { stream in
+            var untagged = stream
+            untagged.language = nil
+            return untagged
+        }
+    }
+
     /// The state a late tag leaves: the streams as the messages listed them, with no language known.
     func forgetLanguagesFromMessages() {
         streamCollection = streamCollection.map { stream in
