@@ -86,7 +86,12 @@ final class HostReturnTests: XCTestCase {
         returned.send("end")
         let hostStatus = try await returned.waitForExit(timeout: .seconds(20))
         XCTAssertEqual(hostStatus, 0, String(returned.stderr.suffix(2000)))
+        // Failed once in 8 full runs (test-repeat on 37a16b5): the member 17.3 ms off the host (median over 111
+        // frames, max 21.7 ms) after the host came back, a steady offset, not a late frame; not reproduced in 6 runs
+        // beside two busy loops. The member's output (its status and clock lines) is in the message for the next one.
         LinkFaultTests.assertAligned(try MemberProcessTests.frames(logs.member), with: try MemberProcessTests.frames(logs.host),
-                                     after: joinedAt, "the host came back")
+                                     after: joinedAt, "the host came back",
+                                     detail: "member stdout:\n\(member.stdout.suffix(1500))\n"
+                                         + "member stderr:\n\(member.stderr.suffix(2000))")
     }
 }

@@ -233,8 +233,10 @@ final class LinkFaultTests: XCTestCase {
     }
 
     /// The member's frames against the host's, same media time, both rendered after `after`: within 20 ms.
+    /// `detail` (the member's last output, with its clock's status) goes into a failure's message.
     static func assertAligned(_ member: [MemberProcessTests.Frame], with host: [MemberProcessTests.Frame],
-                                      after: UInt64, _ event: String, file: StaticString = #filePath, line: UInt = #line) {
+                              after: UInt64, _ event: String, detail: @autoclosure () -> String = "",
+                              file: StaticString = #filePath, line: UInt = #line) {
         let skews = MemberProcessTests.skews(member: member.filter { $0.renderClockNs > after },
                                              host: host.filter { $0.renderClockNs > after }, after: 0)
         XCTAssertGreaterThanOrEqual(skews.count, 10, "frames both rendered after \(event)", file: file, line: line)
@@ -242,6 +244,7 @@ final class LinkFaultTests: XCTestCase {
         let worst = sorted.last ?? 0
         print(String(format: "member vs host render skew after %@ over %d frames: median %.3f ms, max %.3f ms", event,
                      sorted.count, Double(sorted.isEmpty ? 0 : sorted[sorted.count / 2]) / 1e6, Double(worst) / 1e6))
-        XCTAssertLessThan(worst, 20_000_000, "after \(event) the member renders within 20 ms of the host", file: file, line: line)
+        XCTAssertLessThan(worst, 20_000_000, "after \(event) the member renders within 20 ms of the host\n\(detail())",
+                          file: file, line: line)
     }
 }
