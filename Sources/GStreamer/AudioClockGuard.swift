@@ -223,10 +223,7 @@ public final class AudioClockGuard: Sendable {
     /// sync handler on the posting thread (so a dead stream found by `arm`'s reading is marked before `arm`
     /// returns).
     static func noteError(postedBy source: UnsafeMutablePointer<GstObject>?) {
-        guard let source else { return }
-        let instance = UnsafeMutableRawPointer(source).assumingMemoryBound(to: GTypeInstance.self)
-        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else { return }
-        let sink = UnsafeMutableRawPointer(source).assumingMemoryBound(to: GstAudioBaseSink.self)
+        guard let source, let sink = audioBaseSink(source) else { return }
         guard let provided = sink.pointee.provided_clock,
               g_type_check_instance_is_a(UnsafeMutableRawPointer(provided).assumingMemoryBound(to: GTypeInstance.self),
                                          gst_audio_clock_get_type()) != 0 else { return }
@@ -242,11 +239,7 @@ public final class AudioClockGuard: Sendable {
     }
 
     private static func audioClock(of element: Element) throws -> UnsafeMutablePointer<GstAudioClock> {
-        let instance = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GTypeInstance.self)
-        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else {
-            throw GStreamerError.notAnAudioSink(element.name)
-        }
-        let sink = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GstAudioBaseSink.self)
+        guard let sink = audioBaseSink(element.gobject) else { throw GStreamerError.notAnAudioSink(element.name) }
         guard let provided = sink.pointee.provided_clock,
               g_type_check_instance_is_a(UnsafeMutableRawPointer(provided).assumingMemoryBound(to: GTypeInstance.self),
                                          gst_audio_clock_get_type()) != 0 else {

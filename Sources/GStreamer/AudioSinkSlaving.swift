@@ -37,16 +37,20 @@ extension Element {
     /// sink owns `decide` from then on and releases it when it is disposed or the callback is replaced. Throws when
     /// the element is not an audio base sink.
     public func setCustomAudioSlaving(_ decide: @escaping @Sendable (AudioSlavingObservation) -> Int64) throws {
-        let instance = UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GTypeInstance.self)
-        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0 else {
-            throw GStreamerError.notAnAudioSink(name)
-        }
+        guard let sink = audioBaseSink(gobject) else { throw GStreamerError.notAnAudioSink(name) }
         try set("slave-method", fromString: "custom")
         let box = Unmanaged.passRetained(AudioSlavingHandler(decide)).toOpaque()
-        gst_audio_base_sink_set_custom_slaving_callback(
-            UnsafeMutableRawPointer(gobject).assumingMemoryBound(to: GstAudioBaseSink.self),
-            AudioSlavingHandler.trampoline, box, AudioSlavingHandler.destroy)
+        gst_audio_base_sink_set_custom_slaving_callback(sink, AudioSlavingHandler.trampoline, box,
+                                                        AudioSlavingHandler.destroy)
     }
+}
+
+/// `object` as an audio base sink (pulsesink, …: its C struct, for the fields and calls GStreamer's API does not
+/// wrap), or nil when it is not one.
+func audioBaseSink(_ object: UnsafeMutableRawPointer) -> UnsafeMutablePointer<GstAudioBaseSink>? {
+    guard g_type_check_instance_is_a(object.assumingMemoryBound(to: GTypeInstance.self),
+                                     gst_audio_base_sink_get_type()) != 0 else { return nil }
+    return object.assumingMemoryBound(to: GstAudioBaseSink.self)
 }
 
 /// The Swift closure behind one sink's custom slaving callback (retained by the sink through its user data).

@@ -51,10 +51,7 @@ public final class PulseTimingTap: Sendable {
     /// Makes a tap for `element` (a pulsesink), or nil where the server's snapshots cannot be read (not an audio
     /// base sink; GStreamer's debug log writes to a file; no `pulse` debug category).
     public static func make(for element: Element) -> PulseTimingTap? {
-        let instance = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GTypeInstance.self)
-        guard g_type_check_instance_is_a(instance, gst_audio_base_sink_get_type()) != 0,
-              PulseTimingLog.installed else { return nil }
-        let sink = UnsafeMutableRawPointer(element.gobject).assumingMemoryBound(to: GstAudioBaseSink.self)
+        guard let sink = audioBaseSink(element.gobject), PulseTimingLog.installed else { return nil }
         let tap = PulseTimingTap(sink: sink)
         PulseTimingLog.register(tap, for: UInt(bitPattern: tap.sink))
         return tap

@@ -55,8 +55,7 @@ extension Player {
     /// N off` then `subs N en` only hides and shows). SubtitleToggleTests waited 5 s in vain for the English stream
     /// to be named in the selection (1 run in 2 of a test-repeat) while it was shown and the collection knew "en".
     public var selectedStreams: [BusMessage.StreamInfo] {
-        let known = liveStreamCollection.map { mergingLanguages(into: streamCollection, from: $0.streams) } ?? streamCollection
-        return mergingLanguages(into: currentSelection, from: known)
+        mergingLanguages(into: currentSelection, from: streamsWithLanguagesTaggedSincePosted)
     }
 
     /// Sets the preferences; applied now when the streams are known, else as soon as the collection arrives.
@@ -131,8 +130,13 @@ extension Player {
 
     /// Fills in the languages the collection's streams were tagged with after it was posted.
     func learnLanguagesTaggedSincePosted() {
-        guard let live = liveStreamCollection else { return }
-        streamCollection = mergingLanguages(into: streamCollection, from: live.streams)
+        streamCollection = streamsWithLanguagesTaggedSincePosted
+    }
+
+    /// The collection's streams with the languages they were tagged with after it was posted (read from the live
+    /// collection again).
+    var streamsWithLanguagesTaggedSincePosted: [BusMessage.StreamInfo] {
+        liveStreamCollection.map { mergingLanguages(into: streamCollection, from: $0.streams) } ?? streamCollection
     }
 
     /// `streams` with each missing language filled in from `known` (same stream id).
