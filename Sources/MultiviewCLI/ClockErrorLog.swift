@@ -29,15 +29,16 @@ final class ClockErrorLog: Sendable {
     private let shared = Shared()
     private let path: String
 
-    /// Starts sampling `clock` against the system (monotonic) clock.
-    init(clock: Clock, path: String) {
+    /// Starts sampling `clock` against the system (monotonic) clock; read at each sample, so that a member whose
+    /// host came back is sampled on its new link's net clock, not on the first one, left without a provider.
+    init(clock: @escaping @Sendable () -> Clock, path: String) {
         self.path = path
         let system = Clock.systemClock()
         let shared = self.shared
         let thread = Thread {
             while true {
                 let monotonic = system.time.nanoseconds
-                let reading = clock.time.nanoseconds
+                let reading = clock().time.nanoseconds
                 let stopped = shared.state.withLock { s in
                     if !s.stopped { s.samples.append((monotonic, reading)) }
                     return s.stopped

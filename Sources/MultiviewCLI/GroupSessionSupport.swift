@@ -38,7 +38,9 @@ final class GroupEventReporting: StageCoordination, Sendable {
     /// Told of every view attached (a member's `--clock-log` follows their audio).
     private let attached: @Sendable (Player) -> Void
 
-    init(_ inner: any StageCoordination, item: String, clock: Clock, renderLog: Bool, reporter: TerminalReporter,
+    /// `clock`: the shared clock now (a member's changes when its host comes back: `NetworkCoordinatedStage.medium`).
+    init(_ inner: any StageCoordination, item: String, clock: @escaping @Sendable () -> Clock, renderLog: Bool,
+         reporter: TerminalReporter,
          coordinatorFor: @escaping @Sendable (Player) -> PlaybackCoordinator?,
          labelSuffix: @escaping @Sendable () -> String? = { nil },
          attached: @escaping @Sendable (Player) -> Void = { _ in }) {
@@ -48,7 +50,7 @@ final class GroupEventReporting: StageCoordination, Sendable {
         self.item = item
         self.coordinatorFor = coordinatorFor
         self.reporter = reporter
-        self.recorder = renderLog ? SyncRecorder(clock: clock) : nil
+        self.recorder = renderLog ? SyncRecorder(clockSource: clock) : nil
     }
 
     deinit { watchers.withLock { for task in $0 { task.cancel() } } }

@@ -70,7 +70,7 @@ struct Host: AsyncParsableCommand {
 
         let medium = PlaybackCoordinationMedium(name: "session host")
         let coordinated = CoordinatedStage(medium: medium, itemIdentifier: itemId)
-        let reporting = GroupEventReporting(coordinated, item: itemId, clock: medium.clock, renderLog: renderLog != nil,
+        let reporting = GroupEventReporting(coordinated, item: itemId, clock: { medium.clock }, renderLog: renderLog != nil,
                                             reporter: reporter,
                                             coordinatorFor: { coordinated.coordination(for: $0)?.coordinator })
         let sources = media.map(MediaSource.init)

@@ -115,7 +115,6 @@ struct Join: AsyncParsableCommand {
         if let netClock = link.netClock {
             reporter.line("group session: following the host's clock at \(netClock.address):\(netClock.port) (\(SessionClock.statusLabel(netClock)))")
         }
-        let clockErrors = clockLog.flatMap { path in link.netClock.map { ClockErrorLog(clock: $0, path: path) } }
         reporter.line("group session: joined \(self.address) as \(welcome.memberID), item \(item), start margin \(welcome.startMarginMs) ms")
 
         let (signals, signalContinuation) = AsyncStream<Void>.makeStream()
@@ -125,7 +124,9 @@ struct Join: AsyncParsableCommand {
             if settled { await link.waitUntilClockSettled() }
         }
         await session.attach(networked)
-        let reporting = GroupEventReporting(networked, item: item, clock: link.clock, renderLog: renderLog != nil, reporter: reporter,
+        // Read at each sample: after a host comes back, its clock is the new link's (`move(to:)`).
+        let clockErrors = clockLog.flatMap { path in link.netClock.map { _ in ClockErrorLog(clock: { networked.medium.clock }, path: path) } }
+        let reporting = GroupEventReporting(networked, item: item, clock: { networked.medium.clock }, renderLog: renderLog != nil, reporter: reporter,
                                             coordinatorFor: { networked.coordination(for: $0)?.coordinator },
                                             labelSuffix: { session.clockLabel }, attached: { clockErrors?.follow($0) })
         var configuration = StageConfiguration(sources: sources, headless: headless, duration: duration,

@@ -41,7 +41,14 @@ public final class SyncRecorder: Sendable {
     }
     private let state = Mutex(State())
     private let connections = Mutex<[Int: (handoff: SignalConnection, segments: PadProbe)]>([:])
-    public let clock: Clock
+    /// The clock a render is timed on, read at each frame: a group session's member moves its views to a new net
+    /// clock when its host comes back, and a frame must be timed on the clock it was placed on. Timed on the first
+    /// link's clock — whose provider had died, so it ran on from its last calibration — a member's frames drifted
+    /// away from the returned host's by that calibration's rate error (HostReturnTests: 17 ms after ~15 s, under
+    /// load), while the views themselves were aligned.
+    private let clockSource: @Sendable () -> Clock
+    /// The clock renders are timed on now.
+    public var clock: Clock { clockSource() }
     private let output: (any FrameRecordOutput)?
     /// For `play`, where nobody scripts phases or rates: every segment event sets its view's rate, and a frame's
     /// media time is its stream time (segment time + PTS − segment start), the position the player reports. HLS
@@ -49,8 +56,14 @@ public final class SyncRecorder: Sendable {
     /// our fixture), so their PTS could not be compared with a file's.
     private let followsSegments: Bool
 
-    public init(clock: Clock, output: (any FrameRecordOutput)? = nil, followsSegments: Bool = false) {
-        self.clock = clock; self.output = output; self.followsSegments = followsSegments
+    public convenience init(clock: Clock, output: (any FrameRecordOutput)? = nil, followsSegments: Bool = false) {
+        self.init(clockSource: { clock }, output: output, followsSegments: followsSegments)
+    }
+
+    /// Times renders on whatever clock `clockSource` returns at each frame (the current clock of a member's link).
+    public init(clockSource: @escaping @Sendable () -> Clock, output: (any FrameRecordOutput)? = nil,
+                followsSegments: Bool = false) {
+        self.clockSource = clockSource; self.output = output; self.followsSegments = followsSegments
     }
 
     /// Starts recording a headless view (its video sink must be a fakesink). Throws when it is not.
@@ -61,7 +74,7 @@ public final class SyncRecorder: Sendable {
         }
         try sink.set("signal-handoffs", true)
         let view = player.view.number
-        let clock = self.clock
+        let clockSource = self.clockSource
         state.withLock { s in
             s.items[view] = item
             s.rates[view] = s.rates[view] ?? 1.0
@@ -69,7 +82,7 @@ public final class SyncRecorder: Sendable {
         }
         let output = self.output, follows = self.followsSegments
         let handoff = try sink.connect("handoff") { [weak self] args in
-            let now = clock.time
+            let now = clockSource().time
             guard let self, let pts = args.bufferTimestamp(at: 1) else { return }
             let record = self.state.withLock { s -> FrameRecord? in
                 var media = SyncRecorder.presentedMediaTime(pts: pts, segmentStart: s.segmentStarts[view])

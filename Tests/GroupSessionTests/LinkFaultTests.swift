@@ -235,7 +235,8 @@ final class LinkFaultTests: XCTestCase {
     /// The member's frames against the host's, same media time, both rendered after `after`: within 20 ms.
     /// `detail` (the member's last output, with its clock's status) goes into a failure's message.
     static func assertAligned(_ member: [MemberProcessTests.Frame], with host: [MemberProcessTests.Frame],
-                              after: UInt64, _ event: String, detail: @autoclosure () -> String = "",
+                              after: UInt64, _ event: String, medianUnderNs: Int64? = nil,
+                              detail: @autoclosure () -> String = "",
                               file: StaticString = #filePath, line: UInt = #line) {
         let skews = MemberProcessTests.skews(member: member.filter { $0.renderClockNs > after },
                                              host: host.filter { $0.renderClockNs > after }, after: 0)
@@ -246,5 +247,9 @@ final class LinkFaultTests: XCTestCase {
                      sorted.count, Double(sorted.isEmpty ? 0 : sorted[sorted.count / 2]) / 1e6, Double(worst) / 1e6))
         XCTAssertLessThan(worst, 20_000_000, "after \(event) the member renders within 20 ms of the host\n\(detail())",
                           file: file, line: line)
+        if let medianUnderNs, !sorted.isEmpty {
+            XCTAssertLessThan(sorted[sorted.count / 2], medianUnderNs,
+                              "after \(event) the member's median render skew\n\(detail())", file: file, line: line)
+        }
     }
 }
