@@ -1,11 +1,15 @@
 import GStreamer
+import Synchronization
 
 /// The barrier: everyone prepares, one start instant for all; and `playImmediately`'s start.
 extension PlaybackCoordinationMedium {
     /// One participant's answer to "prepare": how long it took, or why it was not ready.
     struct Prepared: Sendable {
         var id: ParticipantID
+        /// How long it took as the medium measured it (a remote participant's includes the network).
         var outcome: Result<Duration, CoordinationError>
+        /// How long preparing took where it ran, when the participant says (`PlaybackCoordinator.targetPreparation`).
+        var own: Duration?
         var took: Duration? { try? outcome.get() }
     }
 
@@ -22,6 +26,10 @@ extension PlaybackCoordinationMedium {
         // them, and the catch-up would seek them away again (`catchUpAlone`).
         let ids = roster.eligible(for: item).filter { !catchingUp.contains($0) }
         roster.setReady(ids, false)
+        if target.isPlaying, let prediction = startPrediction {
+            return try await runPredictedStart(item: item, target: target, originator: originator, ids: ids,
+                                               generation: generation, prediction: prediction)
+        }
         groups[item] = target   // paused-at-target while preparing: late joiners aim at it
         let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
                                        expectedItemIdentifier: item, originator: originator)
@@ -50,6 +58,9 @@ extension PlaybackCoordinationMedium {
             guard let took = result.took else { continue }
             roster[result.id]?.isReady = true
             roster[result.id]?.lastPrepare = took
+            // Its first barrier is its pipeline's first preroll, no measure of a seek (`GroupRoster.Entry.ownPrepare`).
+            if roster[result.id]?.hasPrepared == true { roster[result.id]?.ownPrepare = result.own ?? took }
+            roster[result.id]?.hasPrepared = true
             ready.append(result.id)
         }
         ready.sort()
@@ -91,6 +102,66 @@ extension PlaybackCoordinationMedium {
                 // A participant that cannot pause is not the group's failure: it shows its own error.
                 try? await coordinators[id]?.perform(pause)
             }
+        }
+        await leaveBehind(notReady)
+        await broadcastParticipants()
+        for result in results {
+            if case .failure(let error) = result.outcome { throw error }
+        }
+    }
+
+    /// A barrier with a predicted instant (`StartPrediction`, set while members across a network take part): the
+    /// instant is chosen now, from the slowest participant's expected preparation, and goes out with "prepare" —
+    /// each participant prepares and starts at it without waiting to be told (`prepareThenStart`), so a member's
+    /// "ready" no longer has to travel back before "start at C" can travel out. The group is on the new timeline
+    /// from now on (late joiners aim at the instant). A participant ready only after the instant is caught up
+    /// (prepared ahead and started exactly on the group's time), as a participant that missed a barrier's instant
+    /// is; the prediction's extra grows after such a miss. One not ready when the readiness wait ends is left
+    /// behind, as with the barrier.
+    private func runPredictedStart(item: String, target: GroupState, originator: ParticipantID?, ids: [ParticipantID],
+                                   generation: Int, prediction: StartPrediction) async throws {
+        // The slowest known preparation; participants with none known yet are taken to be alike. With none known
+        // at all, the medium's own measures (a remote participant's include the network).
+        let expected = ids.compactMap { roster[$0]?.ownPrepare }.max()
+            ?? ids.compactMap { roster[$0]?.lastPrepare }.max() ?? GroupRoster.assumedPrepare
+        let lead = prediction.lead(expectedPrepare: expected)
+        var state = target
+        let start = pipelineTime.time + ClockTime(lead)
+        state.anchorClock = start
+        groups[item] = state
+        // Joiners waiting for a start being prepared have an instant to aim at now.
+        startSettled(item)
+        let prepare = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
+                                       expectedItemIdentifier: item, originator: originator)
+        let play = DelegatedCommand(kind: .play(itemTime: target.anchorMedia, rate: target.rate, atClockTime: start),
+                                    expectedItemIdentifier: item, originator: originator)
+        let missed = Mutex<Set<ParticipantID>>([])
+        let results = try await prepareAll(ids) { id, coordinator in
+            do {
+                return try await coordinator.prepareThenStart(prepare, play)
+            } catch CoordinationError.missedStartInstant {
+                missed.withLock { _ = $0.insert(id) }
+                return await coordinator.targetPreparation()
+            }
+        }
+        guard generations[item] == generation else { throw CoordinationError.superseded }
+        let late = missed.withLock { $0 }
+        let notReady = results.filter { $0.took == nil }.map(\.id).sorted()
+        roster.leaveBehind(notReady)
+        for result in results {
+            guard let took = result.took else { continue }
+            roster[result.id]?.isReady = !late.contains(result.id)
+            // A local participant's whole call is its preparation (starting does not wait for the instant).
+            if roster[result.id]?.hasPrepared == true { roster[result.id]?.ownPrepare = result.own ?? took }
+            roster[result.id]?.hasPrepared = true
+        }
+        startPrediction?.recordStart(missed: late.count)
+        lastBarrierTiming = BarrierTiming(generation: generation,
+                                          slowestPrepare: results.compactMap { $0.own ?? $0.took }.max() ?? .zero,
+                                          startMargin: lead, startLead: nil, startedByLastReady: false,
+                                          startFanout: nil, missedStart: late.count, predicted: true)
+        for id in late.sorted() where generations[item] == generation {
+            do { try await catchUp(id) } catch { await leaveBehind([id]) }
         }
         await leaveBehind(notReady)
         await broadcastParticipants()

@@ -60,12 +60,16 @@ extension PlaybackCoordinationMedium {
                 throw error
             }
             let took = elapsed()
+            let own = await coordinator.targetPreparation()
             // Suspended while it prepared: the preparation may have been ignored, so it measured nothing.
             guard roster[id]?.suspensions.isEmpty ?? false else {
                 settleAim(aim, took: nil, .failed)
                 return false
             }
             roster[id]?.lastPrepare = took
+            // A catch-up prepares a pipeline that has prerolled (a joiner waits prerolled): a seek's measure.
+            roster[id]?.ownPrepare = own ?? took
+            roster[id]?.hasPrepared = true
             if paused {
                 try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: media),
                                                                expectedItemIdentifier: item, originator: nil))

@@ -4,11 +4,22 @@ import GStreamer
 /// up is suspended, the group is not held). The decisions are `ReadinessPolicy`'s; this is the I/O.
 extension PlaybackCoordinationMedium {
     /// Asks every participant to prepare, each handing its prepared start to the barrier the moment it is ready,
-    /// and waits for their answers while `readiness` says to. Participants still preparing when the wait ends are
-    /// answered `timedOut(after:)` and their preparation is cancelled, without waiting for it to end: a pipeline
-    /// that never prerolls must not hold the group. Throws `CancellationError` when the command itself was
-    /// cancelled (then nobody is left behind).
+    /// and waits for their answers while `readiness` says to (see `prepareAll(_:_:)`).
     func prepareAll(_ ids: [ParticipantID], command: DelegatedCommand, barrier: StartBarrier) async throws -> [Prepared] {
+        try await prepareAll(ids) { id, coordinator in
+            try await coordinator.prepare(command) { barrier.arrive(id, start: $0) }
+            return await coordinator.targetPreparation()
+        }
+    }
+
+    /// Runs `preparation` for every participant (it returns the participant's own measure of its preparation, when
+    /// it has one) and waits for their answers while `readiness` says to. Participants still preparing when the
+    /// wait ends are answered `timedOut(after:)` and their preparation is cancelled, without waiting for it to
+    /// end: a pipeline that never prerolls must not hold the group. Throws `CancellationError` when the command
+    /// itself was cancelled (then nobody is left behind).
+    func prepareAll(_ ids: [ParticipantID],
+                    _ preparation: @escaping @Sendable (ParticipantID, PlaybackCoordinator) async throws -> Duration?)
+        async throws -> [Prepared] {
         let policy = readiness
         let waitClock = self.waitClock
         let elapsed = stopwatch(on: waitClock)
@@ -21,8 +32,8 @@ extension PlaybackCoordinationMedium {
             preparations[id] = Task.detached {
                 let took = stopwatch(on: waitClock)
                 do {
-                    try await coordinator.prepare(command) { barrier.arrive(id, start: $0) }
-                    sink.yield(Prepared(id: id, outcome: .success(took())))
+                    let own = try await preparation(id, coordinator)
+                    sink.yield(Prepared(id: id, outcome: .success(took()), own: own))
                 } catch {
                     sink.yield(Prepared(id: id, outcome: .failure(.participantNotReady(id, .failed(TargetFailure(error))))))
                 }

@@ -90,6 +90,14 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     /// The least margin between "everyone is ready" and the start instant (`StartMarginPolicy.floor`).
     public var startMargin: Duration { marginPolicy.floor }
     public func setStartMargin(_ margin: Duration) { marginPolicy.floor = margin }
+    /// Where a playing barrier's instant goes when it is predicted (`runPredictedStart`); nil: after everyone is
+    /// ready (`StartMarginPolicy`). A session host sets one while members take part.
+    public internal(set) var startPrediction: StartPrediction?
+    /// Sets the prediction's delivery (nil: no prediction), keeping what recent misses added to it.
+    public func setStartPrediction(delivery: Duration?) {
+        guard let delivery else { startPrediction = nil; return }
+        startPrediction = startPrediction?.with(delivery: delivery) ?? StartPrediction(delivery: delivery)
+    }
     public func setReadyTimeout(_ timeout: Duration) { readiness.limit = timeout }
     public func setReadinessPolicy(_ policy: ReadinessPolicy) { readiness = policy }
 
@@ -108,6 +116,9 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
         public var startFanout: Duration?
         /// Participants that got "play at C" too late and were caught up instead.
         public var missedStart = 0
+        /// The instant was predicted (`StartPrediction`): `startMargin` is then the whole lead from the command,
+        /// `slowestPrepare` the slowest participant's own measure.
+        public var predicted = false
     }
     public internal(set) var lastBarrierTiming: BarrierTiming?
 

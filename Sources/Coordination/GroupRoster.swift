@@ -11,6 +11,13 @@ public struct GroupRoster: Sendable, Equatable {
         public var isReady = false
         /// The last measured seek+preroll time (command to ready), to aim late joins.
         public var lastPrepare: Duration = GroupRoster.assumedPrepare
+        /// The last seek+preroll as measured where it ran (a remote view: by its member, without the network);
+        /// nil until known. A predicted start counts on it (`StartPrediction`). A participant's first barrier is
+        /// not kept here: it is its pipeline's first preroll (a host's view that started the group: 316 ms, where
+        /// its seeks take 20-40 ms), and a prediction from it put seek → aligned at 430 ms.
+        public var ownPrepare: Duration?
+        /// It has prepared in a barrier or a catch-up before (its pipeline has prerolled once).
+        public var hasPrepared = false
         /// The medium left it behind: it was not ready when a barrier stopped waiting (`ReadinessPolicy`). Like a
         /// suspension (`coordinatedPlaybackNotPossible`), it is skipped by the group's commands until it has been
         /// caught up.

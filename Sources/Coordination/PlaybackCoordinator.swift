@@ -21,6 +21,15 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     /// whole group. Call `whenReady` once when ready (nil: no prepared start); not at all when failing. The
     /// default performs and calls it with nil.
     func prepare(_ command: DelegatedCommand, whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws
+    /// A predicted start (`StartPrediction`): carries out `prepare` (a buffer command), then `start` (play at C)
+    /// without waiting to be told in between — a remote target sends both at once. Returns how long preparing
+    /// took where it ran, when the target measures it (nil: the medium's own measure of the whole call stands for
+    /// it, which is right for a local target: starting does not wait for C); throws `missedStartInstant` when it
+    /// was ready only after C. The default performs one, then the other.
+    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration?
+    /// How long its last preparation took where it ran, when the target knows better than the medium's own
+    /// measure (a remote view: the member's figure, without the network). The default: nil.
+    func lastPreparation() async -> Duration?
 }
 
 extension CoordinatedPlaybackTarget {
@@ -29,6 +38,14 @@ extension CoordinatedPlaybackTarget {
         try await perform(command)
         whenReady(nil)
     }
+
+    public func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration? {
+        try await perform(prepare)
+        try await perform(start)
+        return nil
+    }
+
+    public func lastPreparation() async -> Duration? { nil }
 }
 
 /// A participant's start, prepared so that the medium can run it directly: all participants are started in one
@@ -220,6 +237,16 @@ public actor PlaybackCoordinator {
         guard let target = try accept(command) else { return whenReady(nil) }
         try await target.prepare(command, whenReady: whenReady)
     }
+
+    /// A predicted start's two commands (`CoordinatedPlaybackTarget.prepareThenStart`); nil when they are ignored
+    /// (suspended, another item).
+    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration? {
+        guard let target = try accept(prepare), try accept(start) != nil else { return nil }
+        return try await target.prepareThenStart(prepare, start)
+    }
+
+    /// The target's own measure of its last preparation (`CoordinatedPlaybackTarget.lastPreparation`).
+    func targetPreparation() async -> Duration? { await target?.lastPreparation() }
 
     /// The target a group command goes to, logged; nil when it is ignored (suspended, another item).
     private func accept(_ command: DelegatedCommand) throws -> CoordinatedPlaybackTarget? {

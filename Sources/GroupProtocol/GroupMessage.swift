@@ -195,9 +195,14 @@ public enum GroupMessage: Sendable, Equatable {
     public struct Reply: Codable, Sendable, Equatable {
         public var request: Int
         public var outcome: WireOutcome
-        public init(request: Int, outcome: WireOutcome) {
+        /// For a `prepare` that went well: how long the view took to seek and preroll, measured by the member
+        /// (without the network). The host places a predicted start instant from it (`StartPrediction`). Optional:
+        /// absent in every other reply, and from members that do not measure it.
+        public var preparedNs: UInt64?
+        public init(request: Int, outcome: WireOutcome, preparedNs: UInt64? = nil) {
             self.request = request
             self.outcome = outcome
+            self.preparedNs = preparedNs
         }
     }
     public struct ErrorMessage: Codable, Sendable, Equatable {

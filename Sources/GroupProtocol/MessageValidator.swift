@@ -49,6 +49,11 @@ public struct MemberMessageValidator: Sendable {
             for reason in suspensions.reasons { try Self.checkName(reason, field: "suspension reason") }
         case .rejoin(let rejoin):
             try known(rejoin.participant)
+        case .reply(let reply):
+            // An hour is far beyond any preroll: a bigger figure is garbage, and would push every start away.
+            if let prepared = reply.preparedNs, prepared > Self.longestPreparationNs {
+                throw .invalidField("prepared in \(prepared) ns (more than an hour)")
+            }
         case .leave(let leave):
             if let id = leave.participant {
                 try known(id)
@@ -64,6 +69,9 @@ public struct MemberMessageValidator: Sendable {
     private func known(_ id: String) throws(ProtocolViolation) {
         guard participants.contains(id) else { throw .unknownParticipant(id) }
     }
+
+    /// The longest preparation a reply may report (`Reply.preparedNs`): one hour.
+    public static let longestPreparationNs: UInt64 = 3_600_000_000_000
 
     /// Rates as the stage allows them (1/8…8, sign for direction), finite seeks.
     public static func check(_ intent: WireIntent) throws(ProtocolViolation) {

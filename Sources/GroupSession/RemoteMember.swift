@@ -56,12 +56,30 @@ actor RemoteMember {
 
     /// Sends the message `make` builds with a fresh request number and waits for the member's reply (or for the
     /// member to be dropped: `failed`).
-    func request(_ make: (Int) -> GroupMessage) async -> WireOutcome {
-        guard !gone else { return .failed("member \(id) is gone") }
+    func request(_ make: (Int) -> GroupMessage) async -> GroupMessage.Reply {
+        guard !gone else { return .init(request: 0, outcome: .failed("member \(id) is gone")) }
         let (request, message) = requests.open(make)
         await peer.send(message)
-        guard !gone else { return .failed("member \(id) is gone") }
+        guard !gone else { return .init(request: request, outcome: .failed("member \(id) is gone")) }
         return await withCheckedContinuation { requests.wait(request, $0) }
+    }
+
+    /// Two requests sent back to back, the second without waiting for the first's answer, and both answers: a
+    /// predicted start's "prepare" and "start at C" (the member carries out one view's commands in order). Waiting
+    /// for the first answer would cost the second a round trip.
+    func requests(_ first: (Int) -> GroupMessage,
+                  then second: (Int) -> GroupMessage) async -> (GroupMessage.Reply, GroupMessage.Reply) {
+        guard !gone else {
+            let gone = GroupMessage.Reply(request: 0, outcome: .failed("member \(id) is gone"))
+            return (gone, gone)
+        }
+        let (one, firstMessage) = requests.open(first)
+        let (two, secondMessage) = requests.open(second)
+        await peer.send(firstMessage)
+        await peer.send(secondMessage)
+        let firstReply = await withCheckedContinuation { requests.wait(one, $0) }
+        let secondReply = await withCheckedContinuation { requests.wait(two, $0) }
+        return (firstReply, secondReply)
     }
 
     // MARK: From the member
@@ -122,7 +140,7 @@ actor RemoteMember {
             if leave.participant == nil { left = true }
             log("group session: \(label) left" + (leave.participant.map { " with \($0)" } ?? ""))
         case .reply(let reply):
-            if !requests.resolve(reply.request, reply.outcome) { await reject(.unknownRequest(reply.request)) }
+            if !requests.resolve(reply) { await reject(.unknownRequest(reply.request)) }
         case .error(let error):
             log("group session: \(label) refused a message: \(error.code.rawValue): \(error.detail)")
         case .ping(let ping):

@@ -7,8 +7,8 @@ struct RequestTable {
     private var next = 1
     private var outstanding: Set<Int> = []
     private var asked: [Int: (kind: GroupMessage.Kind, since: ContinuousClock.Instant)] = [:]
-    private var waiters: [Int: CheckedContinuation<WireOutcome, Never>] = [:]
-    private var early: [Int: WireOutcome] = [:]
+    private var waiters: [Int: CheckedContinuation<GroupMessage.Reply, Never>] = [:]
+    private var early: [Int: GroupMessage.Reply] = [:]
     private var closedWith: WireOutcome?
 
     /// A fresh request number, expecting an answer, and the message `make` builds with it.
@@ -27,24 +27,25 @@ struct RequestTable {
     }
 
     /// Resumes `continuation` with the answer: at once if it came already (or the table was failed).
-    mutating func wait(_ request: Int, _ continuation: CheckedContinuation<WireOutcome, Never>) {
-        if let outcome = early.removeValue(forKey: request) ?? closedWith {
+    mutating func wait(_ request: Int, _ continuation: CheckedContinuation<GroupMessage.Reply, Never>) {
+        if let reply = early.removeValue(forKey: request) ?? closedWith.map({ .init(request: request, outcome: $0) }) {
             outstanding.remove(request)
-            continuation.resume(returning: outcome)
+            continuation.resume(returning: reply)
         } else {
             waiters[request] = continuation
         }
     }
 
-    /// The answer to `request`; false when no such request is open.
-    mutating func resolve(_ request: Int, _ outcome: WireOutcome) -> Bool {
+    /// The answer to its request; false when no such request is open.
+    mutating func resolve(_ reply: GroupMessage.Reply) -> Bool {
+        let request = reply.request
         guard outstanding.contains(request) else { return false }
         asked[request] = nil
         if let continuation = waiters.removeValue(forKey: request) {
             outstanding.remove(request)
-            continuation.resume(returning: outcome)
+            continuation.resume(returning: reply)
         } else {
-            early[request] = outcome
+            early[request] = reply
         }
         return true
     }
@@ -52,7 +53,7 @@ struct RequestTable {
     /// The connection is gone: every waiter, now and later, gets `outcome`.
     mutating func failAll(_ outcome: WireOutcome) {
         closedWith = outcome
-        for (_, continuation) in waiters { continuation.resume(returning: outcome) }
+        for (request, continuation) in waiters { continuation.resume(returning: .init(request: request, outcome: outcome)) }
         waiters.removeAll()
         outstanding.removeAll()
         asked.removeAll()

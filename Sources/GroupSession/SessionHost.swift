@@ -166,12 +166,23 @@ public actor SessionHost {
         if localMargin == nil { localMargin = await medium.startMargin }
         guard let slowest = roundTrips.values.max() else {
             if let localMargin { await medium.setStartMargin(localMargin) }
+            await medium.setStartPrediction(delivery: nil)
             return
         }
         // Whole milliseconds: a margin that changes by microseconds with every ping would only add noise.
         let wanted = Self.networkMarginBase + .milliseconds(Int64(slowest.milliseconds.rounded(.up)))
         if await medium.startMargin != wanted { await medium.setStartMargin(wanted) }
+        await medium.setStartPrediction(delivery: Self.predictionDelivery(slowestRoundTrip: slowest))
     }
+
+    /// A predicted start's delivery (`StartPrediction`): the slowest round trip — "prepare" travels one way, about
+    /// half of it, so the other half is slack for jitter — plus `predictionDeliveryBase` for the JSON, the actor
+    /// hops and a busy reader; `networkMarginBase` while a member's round trip is not measured yet (zero).
+    public static func predictionDelivery(slowestRoundTrip: Duration) -> Duration {
+        guard slowestRoundTrip > .zero else { return networkMarginBase }
+        return predictionDeliveryBase + .milliseconds(Int64(slowestRoundTrip.milliseconds.rounded(.up)))
+    }
+    public static let predictionDeliveryBase: Duration = .milliseconds(5)
 
     /// Round trips measured by the heartbeat, per member.
     public var memberRoundTrips: [String: Duration] { roundTrips }

@@ -149,7 +149,7 @@ public actor SessionMember: GroupUplink {
         guard let peer, !lost else { return .failed("\(GroupLinkError.hostGone)") }
         let (request, message) = requests.open(make)
         await peer.send(message)
-        return await withCheckedContinuation { requests.wait(request, $0) }
+        return await withCheckedContinuation { requests.wait(request, $0) }.outcome
     }
 
     private static func check(_ outcome: WireOutcome) throws {
@@ -200,10 +200,10 @@ public actor SessionMember: GroupUplink {
         case .end(let end):
             notices.yield(.ended(end.reason))
         case .reply(let reply):
-            if !requests.resolve(reply.request, reply.outcome) { log("group session: host replied to unknown request \(reply.request)") }
+            if !requests.resolve(reply) { log("group session: host replied to unknown request \(reply.request)") }
         case .error(let error):
             if !welcomeFailed(error), let request = error.request,
-               requests.resolve(request, .failed("refused (\(error.code.rawValue)): \(error.detail)")) { return }
+               requests.resolve(.init(request: request, outcome: .failed("refused (\(error.code.rawValue)): \(error.detail)"))) { return }
             log("group session: the host refused a message: \(error.code.rawValue): \(error.detail)")
         case .ping(let ping):
             await peer?.send(.pong(ping))
@@ -245,8 +245,14 @@ public actor SessionMember: GroupUplink {
         commandsInFlight[participant] = Task {
             await previous?.value
             let result: Result<Void, any Error>
+            let began = ContinuousClock.now
             do { try await medium.hostCommand(command, for: id); result = .success(()) } catch { result = .failure(error) }
-            await peer?.send(.reply(.init(request: request, outcome: WireOutcome(result))))
+            // A prepare's answer says how long the view took (the host predicts start instants from it).
+            var prepared: UInt64?
+            if case .buffer = command.kind, case .success = result {
+                prepared = UInt64((ContinuousClock.now - began) / .nanoseconds(1))
+            }
+            await peer?.send(.reply(.init(request: request, outcome: WireOutcome(result), preparedNs: prepared)))
         }
     }
 

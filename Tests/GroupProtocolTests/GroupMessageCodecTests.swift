@@ -26,6 +26,7 @@ final class GroupMessageCodecTests: XCTestCase {
         .end(.init(reason: "host ended the session")),
         .reply(.init(request: 6, outcome: .missedStart)),
         .reply(.init(request: 6, outcome: .failed("no"))),
+        .reply(.init(request: 5, outcome: .ok, preparedNs: 31_000_000)),
         .error(.init(code: .rateLimited, detail: "slow down")),
         .ping(.init(sequence: 1, sentNs: 123)),
         .pong(.init(sequence: 1, sentNs: 123)),
@@ -38,6 +39,16 @@ final class GroupMessageCodecTests: XCTestCase {
         }
         // Every kind is covered by a sample.
         XCTAssertEqual(Set(samples.map(\.kind)), Set(GroupMessage.Kind.allCases))
+    }
+
+    /// A prepare's answer may say how long the view took; a reply without it (every other answer, an older member)
+    /// still decodes, and is encoded without the field.
+    func testAReplyMaySayHowLongThePreparationTook() throws {
+        let prepared = GroupMessageCodec.encode(.reply(.init(request: 5, outcome: .ok, preparedNs: 31_000_000)))
+        XCTAssertTrue(prepared.contains(#""preparedNs":31000000"#), prepared)
+        let plain = GroupMessageCodec.encode(.reply(.init(request: 5, outcome: .ok)))
+        XCTAssertFalse(plain.contains("preparedNs"), plain)
+        XCTAssertEqual(try GroupMessageCodec.decode(plain), .reply(.init(request: 5, outcome: .ok)))
     }
 
     func testTheEnvelopeIsDocumentedJSON() throws {

@@ -47,6 +47,15 @@ final class MessageValidatorTests: XCTestCase {
         XCTAssertFalse(ProtocolViolation.unknownItem("x").closesConnection)
     }
 
+    func testAReplysPreparationTimeIsBounded() throws {
+        var validator = try greeted()
+        XCTAssertNil(violation { try validator.validate(.reply(.init(request: 3, outcome: .ok, preparedNs: 40_000_000)), now: 0) })
+        XCTAssertNil(violation { try validator.validate(.reply(.init(request: 3, outcome: .ok)), now: 0) })
+        let absurd = MemberMessageValidator.longestPreparationNs + 1
+        XCTAssertEqual(violation { try validator.validate(.reply(.init(request: 3, outcome: .ok, preparedNs: absurd)), now: 0) },
+                       .invalidField("prepared in \(absurd) ns (more than an hour)"))
+    }
+
     func testCommandValuesAreChecked() throws {
         var validator = try greeted()
         for bad in [WireIntent.rate(.nan), .play(rate: 100), .rate(0), .seekBy(seconds: .infinity)] {

@@ -24,6 +24,109 @@ final class NetworkMediumTests: XCTestCase {
         func setDetached(_ detached: Bool) async {}
     }
 
+    /// Records every command; its preparations wait at a gate while it is closed; like the Player, it refuses a
+    /// "play at C" that comes after C (on the system clock: host and member share this machine's).
+    final class GatedTarget: CoordinatedPlaybackTarget {
+        private let log = Mutex<[DelegatedCommand]>([])
+        private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        private let outcomes = Mutex<(started: [ClockTime], refused: [ClockTime])>(([], []))
+        var commands: [DelegatedCommand] { log.withLock { $0 } }
+        var started: [ClockTime] { outcomes.withLock { $0.started } }
+        var refused: [ClockTime] { outcomes.withLock { $0.refused } }
+        var waitingAtGate: Int { gate.withLock { $0.waiting.count } }
+        func closeGate() { gate.withLock { $0.closed = true } }
+        func openGate() {
+            let waiting = gate.withLock { state in
+                state.closed = false
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+        func adopt(clock: Clock) async throws {}
+        func releaseClock() async {}
+        func perform(_ command: DelegatedCommand) async throws {
+            log.withLock { $0.append(command) }
+            switch command.kind {
+            case .buffer:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let pass = gate.withLock { state -> Bool in
+                        guard state.closed else { return true }
+                        state.waiting.append(continuation)
+                        return false
+                    }
+                    if pass { continuation.resume() }
+                }
+            case .play(_, _, let at):
+                let inTime = Clock.systemClock().time < at
+                outcomes.withLock { if inTime { $0.started.append(at) } else { $0.refused.append(at) } }
+                guard inTime else { throw CoordinationError.missedStartInstant }
+            case .pause:
+                break
+            }
+        }
+        func currentItemTime() async -> ClockTime? { .zero }
+        func isPlaying() async -> Bool { false }
+        func setWaiting(_ waiting: Bool) async {}
+        func setDetached(_ detached: Bool) async {}
+    }
+
+    /// With a member, the host predicts a playing command's instant (`StartPrediction`): it is chosen with the
+    /// command and sent to the member with its "prepare", so the host's own view is started without waiting for the
+    /// member's readiness to travel back. A member ready only after the instant was still told it (and refused it,
+    /// as a late "play at" is refused) and is caught up onto the group's timeline.
+    func testTheHostPredictsTheInstantSendsItWithThePrepareAndCatchesUpAMemberReadyTooLate() async throws {
+        let medium = PlaybackCoordinationMedium()
+        let host = SessionHost(medium: medium, configuration: .init(token: "t", items: ["event"], media: [], clock: nil),
+                               log: { _ in })
+        let port = try await host.start(host: "127.0.0.1", port: 0)
+        let local = RecordingTarget()
+        let localCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: local)
+        try await localCoordinator.coordinate(using: medium)
+        let session = try await MemberSession.join(host: "127.0.0.1", port: port, token: "t", name: "test", log: { _ in })
+        let link = await session.current
+        let remote = GatedTarget()
+        let remoteCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: remote)
+        try await remoteCoordinator.coordinate(using: link.medium)
+        try await localCoordinator.coordinatePlay()
+        let playing = await eventually(timeout: .seconds(5)) { !remote.started.isEmpty }
+        XCTAssertTrue(playing, "the member's view started: \(remote.commands)")
+        let predicts = await medium.startPrediction
+        XCTAssertNotNil(predicts, "a host with a member predicts its playing barriers")
+
+        remote.closeGate()
+        let seek = Task { try await localCoordinator.coordinateSeek(to: .seconds(7)) }
+        let chosen = await eventually(timeout: .seconds(5)) {
+            let state = await medium.groupState(for: "event")
+            return state?.anchorMedia == .seconds(7) && state?.anchorClock != nil && !self.plays(local).isEmpty
+                && self.plays(local).last == state?.anchorClock
+        }
+        XCTAssertTrue(chosen, "the host's view was told the instant while the member still prepared")
+        XCTAssertEqual(remote.waitingAtGate, 1, "the member's view is still preparing")
+        let during = await medium.groupState(for: "event")
+        let instant = try XCTUnwrap(during?.anchorClock)
+        // Ready well after the instant: the member refuses it, and is caught up.
+        while Clock.systemClock().time < instant + .milliseconds(200) { try await Task.sleep(for: .milliseconds(20)) }
+        remote.openGate()
+        try await seek.value
+        XCTAssertEqual(remote.refused, [instant], "the member was told the instant with its prepare")
+        let after = await medium.groupState(for: "event")
+        let state = try XCTUnwrap(after)
+        XCTAssertEqual(state.anchorClock, instant, "the group kept its instant")
+        let caughtUp = try XCTUnwrap(remote.started.last)
+        XCTAssertGreaterThan(caughtUp, instant)
+        let lastPlay = remote.commands.last { if case .play = $0.kind { true } else { false } }
+        guard case .play(let media, _, let at)? = lastPlay?.kind else { return XCTFail("no play: \(remote.commands)") }
+        XCTAssertEqual(at, caughtUp)
+        XCTAssertEqual(state.mediaTime(at: caughtUp), media, "caught up onto the group's timeline")
+        let lastTiming = await medium.lastBarrierTiming
+        let timing = try XCTUnwrap(lastTiming)
+        XCTAssertTrue(timing.predicted)
+        XCTAssertEqual(timing.missedStart, 1)
+        await session.leave()
+        await host.end()
+    }
+
     private func plays(_ target: RecordingTarget) -> [ClockTime] {
         target.commands.compactMap { if case .play(_, _, let at) = $0.kind { at } else { nil } }
     }
