@@ -3,6 +3,7 @@ import Coordination
 import Foundation
 import GStreamer
 import Synchronization
+import TestSupport
 import XCTest
 
 // Fake participants for the medium's tests without pipelines: time is a `TestClock` the fakes and the tests
@@ -80,7 +81,7 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     /// How long each coming buffer command takes (test time), first first; then zero.
     private let prepareTimes = Mutex<[Duration]>([])
     /// Buffer commands wait for a gate while gated; opening lets the waiting ones (and later ones) through.
-    private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let gate = TestGate()
     /// While stalled, buffer commands hang (cancellation does not end them): a pipeline that never prerolls.
     private let stall = Mutex<(on: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     /// Instants the prepared start (or "play at") started it at.
@@ -104,16 +105,9 @@ final class FakeTarget: CoordinatedPlaybackTarget {
     var timesReady: Int { readyCount.withLock { $0 } }
 
     func takePreparing(_ spans: Duration...) { prepareTimes.withLock { $0 += spans } }
-    func closeGate() { gate.withLock { $0.closed = true } }
-    func openGate() {
-        let waiting = gate.withLock { state in
-            state.closed = false
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-    var waitingAtGate: Int { gate.withLock { $0.waiting.count } }
+    func closeGate() { gate.close() }
+    func openGate() { gate.open() }
+    var waitingAtGate: Int { gate.waiting }
 
     func stallPreparing() { stall.withLock { $0.on = true } }
     /// Ends the stall: the hung buffer commands go on (and later ones pass).
@@ -146,7 +140,7 @@ final class FakeTarget: CoordinatedPlaybackTarget {
                 }
                 if pass { continuation.resume() }
             }
-            await passGate()
+            await gate.pass()
             try Task.checkCancellation()
             let span = prepareTimes.withLock { $0.isEmpty ? Duration.zero : $0.removeFirst() }
             if span > .zero { await clock.advance(by: span) }
@@ -170,22 +164,6 @@ final class FakeTarget: CoordinatedPlaybackTarget {
         guard time.time <= at else { return false }
         starts.withLock { $0.append(at) }
         return true
-    }
-
-    /// Waits while the gate is closed; a cancelled wait (a deadline) ends at once.
-    private func passGate() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let pass = gate.withLock { state -> Bool in
-                    guard state.closed, !Task.isCancelled else { return true }
-                    state.waiting.append(continuation)
-                    return false
-                }
-                if pass { continuation.resume() }
-            }
-        } onCancel: {
-            openGate()
-        }
     }
 }
 

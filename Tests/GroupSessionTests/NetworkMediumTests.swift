@@ -28,35 +28,21 @@ final class NetworkMediumTests: XCTestCase {
     /// "play at C" that comes after C (on the system clock: host and member share this machine's).
     final class GatedTarget: CoordinatedPlaybackTarget {
         private let log = Mutex<[DelegatedCommand]>([])
-        private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        private let gate = TestGate()
         private let outcomes = Mutex<(started: [ClockTime], refused: [ClockTime])>(([], []))
         var commands: [DelegatedCommand] { log.withLock { $0 } }
         var started: [ClockTime] { outcomes.withLock { $0.started } }
         var refused: [ClockTime] { outcomes.withLock { $0.refused } }
-        var waitingAtGate: Int { gate.withLock { $0.waiting.count } }
-        func closeGate() { gate.withLock { $0.closed = true } }
-        func openGate() {
-            let waiting = gate.withLock { state in
-                state.closed = false
-                defer { state.waiting = [] }
-                return state.waiting
-            }
-            for continuation in waiting { continuation.resume() }
-        }
+        var waitingAtGate: Int { gate.waiting }
+        func closeGate() { gate.close() }
+        func openGate() { gate.open() }
         func adopt(clock: Clock) async throws {}
         func releaseClock() async {}
         func perform(_ command: DelegatedCommand) async throws {
             log.withLock { $0.append(command) }
             switch command.kind {
             case .buffer:
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let pass = gate.withLock { state -> Bool in
-                        guard state.closed else { return true }
-                        state.waiting.append(continuation)
-                        return false
-                    }
-                    if pass { continuation.resume() }
-                }
+                await gate.pass()
             case .play(_, _, let at):
                 let inTime = Clock.systemClock().time < at
                 outcomes.withLock { if inTime { $0.started.append(at) } else { $0.refused.append(at) } }
@@ -76,18 +62,9 @@ final class NetworkMediumTests: XCTestCase {
     /// member's readiness to travel back. A member ready only after the instant was still told it (and refused it,
     /// as a late "play at" is refused) and is caught up onto the group's timeline.
     func testTheHostPredictsTheInstantSendsItWithThePrepareAndCatchesUpAMemberReadyTooLate() async throws {
-        let medium = PlaybackCoordinationMedium()
-        let host = SessionHost(medium: medium, configuration: .init(token: "t", items: ["event"], media: [], clock: nil),
-                               log: { _ in })
-        let port = try await host.start(host: "127.0.0.1", port: 0)
-        let local = RecordingTarget()
-        let localCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: local)
-        try await localCoordinator.coordinate(using: medium)
-        let session = try await MemberSession.join(host: "127.0.0.1", port: port, token: "t", name: "test", log: { _ in })
-        let link = await session.current
         let remote = GatedTarget()
-        let remoteCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: remote)
-        try await remoteCoordinator.coordinate(using: link.medium)
+        let group = try await HostAndMember(remote: remote)
+        let (medium, local, localCoordinator) = (group.medium, group.local, group.localCoordinator)
         try await localCoordinator.coordinatePlay()
         let playing = await eventually(timeout: .seconds(5)) { !remote.started.isEmpty }
         XCTAssertTrue(playing, "the member's view started: \(remote.commands)")
@@ -123,8 +100,33 @@ final class NetworkMediumTests: XCTestCase {
         let timing = try XCTUnwrap(lastTiming)
         XCTAssertTrue(timing.predicted)
         XCTAssertEqual(timing.missedStart, 1)
-        await session.leave()
-        await host.end()
+        await group.session.leave()
+        await group.host.end()
+    }
+
+    /// A host's medium with one local view (`local`) and a member joined over a real WebSocket on loopback, whose
+    /// one view plays on `remote`.
+    private struct HostAndMember {
+        let medium: PlaybackCoordinationMedium
+        let host: SessionHost
+        let local: RecordingTarget
+        let localCoordinator: PlaybackCoordinator
+        let session: MemberSession
+        let remoteCoordinator: PlaybackCoordinator
+
+        init(remote: any CoordinatedPlaybackTarget) async throws {
+            medium = PlaybackCoordinationMedium()
+            host = SessionHost(medium: medium, configuration: .init(token: "t", items: ["event"], media: [], clock: nil),
+                               log: { _ in })
+            let port = try await host.start(host: "127.0.0.1", port: 0)
+            local = RecordingTarget()
+            localCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: local)
+            try await localCoordinator.coordinate(using: medium)
+            session = try await MemberSession.join(host: "127.0.0.1", port: port, token: "t", name: "test", log: { _ in })
+            let link = await session.current
+            remoteCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: remote)
+            try await remoteCoordinator.coordinate(using: link.medium)
+        }
     }
 
     private func plays(_ target: RecordingTarget) -> [ClockTime] {
@@ -132,20 +134,11 @@ final class NetworkMediumTests: XCTestCase {
     }
 
     func testAMembersCommandsMoveTheHostsGroupWithTheMemberAsOriginator() async throws {
-        let medium = PlaybackCoordinationMedium()
-        let host = SessionHost(medium: medium, configuration: .init(token: "t", items: ["event"], media: [], clock: nil),
-                               log: { _ in })
-        let port = try await host.start(host: "127.0.0.1", port: 0)
-        let local = RecordingTarget()
-        let localCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: local)
-        try await localCoordinator.coordinate(using: medium)
-
-        let session = try await MemberSession.join(host: "127.0.0.1", port: port, token: "t", name: "test", log: { _ in })
-        let link = await session.current
         let remote = RecordingTarget()
-        let remoteCoordinator = PlaybackCoordinator(id: ParticipantID("view1"), defaultIdentifier: "event", target: remote)
+        let group = try await HostAndMember(remote: remote)
+        let (medium, host, session) = (group.medium, group.host, group.session)
+        let (local, localCoordinator, remoteCoordinator) = (group.local, group.localCoordinator, group.remoteCoordinator)
         let remoteEvents = await remoteCoordinator.events()
-        try await remoteCoordinator.coordinate(using: link.medium)
         let participants = await medium.participants().map(\.id.rawValue)
         XCTAssertEqual(participants, ["m1.view1", "view1"])
 
