@@ -218,10 +218,16 @@ public enum GroupMessage: Sendable, Equatable {
     }
     public struct Ping: Codable, Sendable, Equatable {
         public var sequence: Int
+        /// When it was sent, on the sender's clock (the host: the group's clock).
         public var sentNs: UInt64
-        public init(sequence: Int, sentNs: UInt64) {
+        /// In a member's `pong`: when the ping arrived, on the member's clock, which follows the host's — so
+        /// `receivedNs − sentNs` is how long the host's messages take to reach the member, one way (a predicted
+        /// start's delivery, `StartPrediction`). Optional: absent in pings and from members that do not say it.
+        public var receivedNs: UInt64?
+        public init(sequence: Int, sentNs: UInt64, receivedNs: UInt64? = nil) {
             self.sequence = sequence
             self.sentNs = sentNs
+            self.receivedNs = receivedNs
         }
     }
 }

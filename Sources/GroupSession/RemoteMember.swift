@@ -14,7 +14,8 @@ actor RemoteMember {
     private let medium: PlaybackCoordinationMedium
     private let welcome: @Sendable (String) async -> GroupMessage.Welcome
     private let log: @Sendable (String) -> Void
-    private let rttMeasured: @Sendable (String, Duration) async -> Void
+    /// Each pong's round trip, and its one-way delay host → member when the member said when the ping arrived.
+    private let rttMeasured: @Sendable (String, Duration, Duration?) async -> Void
     /// How often a view's join that has not ended yet says where it stands (`SessionHostConfiguration`).
     private let slowJoinNotice: Duration
     private var validator: MemberMessageValidator
@@ -37,7 +38,7 @@ actor RemoteMember {
 
     init(id: String, peer: WebSocketPeer, medium: PlaybackCoordinationMedium, token: String, items: Set<String>,
          welcome: @escaping @Sendable (String) async -> GroupMessage.Welcome, log: @escaping @Sendable (String) -> Void,
-         slowJoinNotice: Duration = .seconds(5), rttMeasured: @escaping @Sendable (String, Duration) async -> Void) {
+         slowJoinNotice: Duration = .seconds(5), rttMeasured: @escaping @Sendable (String, Duration, Duration?) async -> Void) {
         self.id = id
         self.peer = peer
         self.medium = medium
@@ -62,6 +63,14 @@ actor RemoteMember {
         await peer.send(message)
         guard !gone else { return .init(request: request, outcome: .failed("member \(id) is gone")) }
         return await withCheckedContinuation { requests.wait(request, $0) }
+    }
+
+    /// The host → member delay of one ping: its arrival on the member's clock less its departure on the host's;
+    /// nil when the member did not say, or when the figure is impossible (negative, or longer than the round trip:
+    /// the member's clock is not synchronised yet).
+    static func oneWay(sent: UInt64, received: UInt64?, roundTrip: UInt64) -> Duration? {
+        guard let received, received >= sent, received - sent <= roundTrip else { return nil }
+        return .nanoseconds(Int64(received - sent))
     }
 
     /// Two requests sent back to back, the second without waiting for the first's answer, and both answers: a
@@ -146,8 +155,12 @@ actor RemoteMember {
         case .ping(let ping):
             await peer.send(.pong(ping))
         case .pong(let ping):
-            let now = DispatchTime.now().uptimeNanoseconds
-            if now >= ping.sentNs { await rttMeasured(id, .nanoseconds(Int64(now - ping.sentNs))) }
+            // The host's pings are stamped on the group's clock (`SessionHost.watch`).
+            let now = medium.clock.time.nanoseconds
+            guard now >= ping.sentNs else { return }
+            let roundTrip = now - ping.sentNs
+            await rttMeasured(id, .nanoseconds(Int64(roundTrip)), Self.oneWay(sent: ping.sentNs, received: ping.receivedNs,
+                                                                              roundTrip: roundTrip))
         default:
             break   // host-bound kinds were refused by the validator
         }

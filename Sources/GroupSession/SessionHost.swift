@@ -49,6 +49,8 @@ public actor SessionHost {
     private var members: [String: RemoteMember] = [:]
     private var nextMember = 1
     private var roundTrips: [String: Duration] = [:]
+    /// Each member's latest one-way delays, host → member (`oneWayWindow` of them), from its pongs.
+    private var oneWays: [String: [Duration]] = [:]
     private var listener: NIOAsyncChannel<EventLoopFuture<WebSocketTransport.Upgrade>, Never>?
     private var serving: Task<Void, Never>?
     private var localMargin: Duration?
@@ -108,7 +110,7 @@ public actor SessionHost {
                                                                                 groups: [], participants: [], items: [],
                                                                                 media: [], heartbeatMs: 0) },
             log: log, slowJoinNotice: configuration.slowJoinNotice,
-            rttMeasured: { [weak self] id, rtt in await self?.measured(id, rtt) })
+            rttMeasured: { [weak self] id, rtt, oneWay in await self?.measured(id, rtt, oneWay: oneWay) })
         members[id] = member
         return member
     }
@@ -127,13 +129,15 @@ public actor SessionHost {
                 return
             }
             sequence += 1
-            await peer.send(.ping(.init(sequence: sequence, sentNs: DispatchTime.now().uptimeNanoseconds)))
+            // On the group's clock, which the member's follows: its pong can say how long the ping took one way.
+            await peer.send(.ping(.init(sequence: sequence, sentNs: medium.clock.time.nanoseconds)))
         }
     }
 
     private func remove(_ member: RemoteMember) async {
         members[member.id] = nil
         roundTrips[member.id] = nil
+        oneWays[member.id] = nil
         await updateMargin()
     }
 
@@ -155,9 +159,13 @@ public actor SessionHost {
                      heartbeatMs: Int(configuration.heartbeat.milliseconds))
     }
 
-    private func measured(_ id: String, _ rtt: Duration) async {
+    private func measured(_ id: String, _ rtt: Duration, oneWay: Duration?) async {
         guard members[id] != nil else { return }
         roundTrips[id] = rtt
+        if let oneWay {
+            oneWays[id, default: []].append(oneWay)
+            if oneWays[id]!.count > Self.oneWayWindow { oneWays[id]!.removeFirst() }
+        }
         await updateMargin()
     }
 
@@ -172,20 +180,32 @@ public actor SessionHost {
         // Whole milliseconds: a margin that changes by microseconds with every ping would only add noise.
         let wanted = Self.networkMarginBase + .milliseconds(Int64(slowest.milliseconds.rounded(.up)))
         if await medium.startMargin != wanted { await medium.setStartMargin(wanted) }
-        await medium.setStartPrediction(delivery: Self.predictionDelivery(slowestRoundTrip: slowest))
+        // Every member's longest recent one-way delay, when every member has said one.
+        let longestOneWays = roundTrips.keys.map { oneWays[$0]?.max() }
+        let slowestOneWay = longestOneWays.contains(where: { $0 == nil }) ? nil : longestOneWays.compactMap { $0 }.max()
+        await medium.setStartPrediction(delivery: Self.predictionDelivery(slowestOneWay: slowestOneWay,
+                                                                          slowestRoundTrip: slowest))
     }
 
-    /// A predicted start's delivery (`StartPrediction`): the slowest round trip — "prepare" travels one way, about
-    /// half of it, so the other half is slack for jitter — plus `predictionDeliveryBase` for the JSON, the actor
-    /// hops and a busy reader; `networkMarginBase` while a member's round trip is not measured yet (zero).
-    public static func predictionDelivery(slowestRoundTrip: Duration) -> Duration {
+    /// A predicted start's delivery (`StartPrediction`): how long "prepare" may take to reach the farthest member,
+    /// plus `predictionDeliveryBase` for the JSON, the actor hops and a busy reader. Measured one way where every
+    /// member's pongs say it: the longest of each member's last `oneWayWindow` pings (behind 20 ± 5 ms of relayed
+    /// jitter, ~24-25 ms). Otherwise the slowest round trip, whose second half is then the slack for jitter and a
+    /// lopsided path; `networkMarginBase` while a member's round trip is not measured yet (zero).
+    public static func predictionDelivery(slowestOneWay: Duration?, slowestRoundTrip: Duration) -> Duration {
+        func wholeMilliseconds(_ d: Duration) -> Duration { .milliseconds(Int64(d.milliseconds.rounded(.up))) }
+        if let slowestOneWay { return predictionDeliveryBase + wholeMilliseconds(slowestOneWay) }
         guard slowestRoundTrip > .zero else { return networkMarginBase }
-        return predictionDeliveryBase + .milliseconds(Int64(slowestRoundTrip.milliseconds.rounded(.up)))
+        return predictionDeliveryBase + wholeMilliseconds(slowestRoundTrip)
     }
     public static let predictionDeliveryBase: Duration = .milliseconds(5)
+    /// How many of a member's latest one-way delays its delivery is the longest of (4 s of 0.5 s heartbeats).
+    public static let oneWayWindow = 8
 
     /// Round trips measured by the heartbeat, per member.
     public var memberRoundTrips: [String: Duration] { roundTrips }
+    /// The latest one-way delays host → member measured by the heartbeat, per member (`oneWayWindow` at most).
+    public var memberOneWayDelays: [String: [Duration]] { oneWays }
     public var memberCount: Int { members.count }
 
     /// `end` on the host: every member is told the session is over, then the listener closes. Returns once every

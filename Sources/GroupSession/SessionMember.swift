@@ -164,6 +164,8 @@ public actor SessionMember: GroupUplink {
 
     private func receive(_ inbound: WebSocketInbound) async {
         lastHeard = .now
+        // Read first: a ping's answer says when it arrived on the clock that follows the host's.
+        let arrived = medium?.clock.time
         guard case .text(let text) = inbound else { return log("group session: host sent a binary frame: ignored") }
         let message: GroupMessage
         do {
@@ -206,7 +208,7 @@ public actor SessionMember: GroupUplink {
                requests.resolve(.init(request: request, outcome: .failed("refused (\(error.code.rawValue)): \(error.detail)"))) { return }
             log("group session: the host refused a message: \(error.code.rawValue): \(error.detail)")
         case .ping(let ping):
-            await peer?.send(.pong(ping))
+            await peer?.send(.pong(.init(sequence: ping.sequence, sentNs: ping.sentNs, receivedNs: arrived?.nanoseconds)))
         default:
             break
         }

@@ -30,6 +30,7 @@ final class GroupMessageCodecTests: XCTestCase {
         .error(.init(code: .rateLimited, detail: "slow down")),
         .ping(.init(sequence: 1, sentNs: 123)),
         .pong(.init(sequence: 1, sentNs: 123)),
+        .pong(.init(sequence: 2, sentNs: 123, receivedNs: 20_000_123)),
     ]
 
     func testEveryMessageRoundTrips() throws {

@@ -70,6 +70,14 @@ final class NetworkMediumTests: XCTestCase {
         XCTAssertTrue(playing, "the member's view started: \(remote.commands)")
         let predicts = await medium.startPrediction
         XCTAssertNotNil(predicts, "a host with a member predicts its playing barriers")
+        // The heartbeat's pongs say when each ping arrived on the member's clock: the delivery is measured one way.
+        let measuredOneWay = await eventually(timeout: .seconds(5)) { await group.host.memberOneWayDelays["m1"] != nil }
+        XCTAssertTrue(measuredOneWay, "no one-way delay from the member's pongs")
+        let oneWays = await group.host.memberOneWayDelays["m1"] ?? []
+        let roundTrip = await group.host.memberRoundTrips["m1"] ?? .zero
+        XCTAssertTrue(oneWays.allSatisfy { $0 >= .zero && $0 < .seconds(1) }, "\(oneWays)")
+        let delivery = await medium.startPrediction?.delivery
+        XCTAssertEqual(delivery, SessionHost.predictionDelivery(slowestOneWay: oneWays.max(), slowestRoundTrip: roundTrip))
 
         remote.closeGate()
         let seek = Task { try await localCoordinator.coordinateSeek(to: .seconds(7)) }
