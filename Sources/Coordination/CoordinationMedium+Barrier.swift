@@ -26,9 +26,9 @@ extension PlaybackCoordinationMedium {
         // them, and the catch-up would seek them away again (`catchUpAlone`).
         let ids = roster.eligible(for: item).filter { !catchingUp.contains($0) }
         roster.setReady(ids, false)
-        if target.isPlaying, let prediction = startPrediction {
+        if target.isPlaying, let prediction = startPrediction, let expected = predictedPreparation(ids, prediction) {
             return try await runPredictedStart(item: item, target: target, originator: originator, ids: ids,
-                                               generation: generation, prediction: prediction)
+                                               generation: generation, prediction: prediction, expected: expected)
         }
         groups[item] = target   // paused-at-target while preparing: late joiners aim at it
         let command = DelegatedCommand(kind: .buffer(itemTime: target.anchorMedia, rate: target.rate),
@@ -59,7 +59,10 @@ extension PlaybackCoordinationMedium {
             roster[result.id]?.isReady = true
             roster[result.id]?.lastPrepare = took
             // Its first barrier is its pipeline's first preroll, no measure of a seek (`GroupRoster.Entry.ownPrepare`).
-            if roster[result.id]?.hasPrepared == true { roster[result.id]?.ownPrepare = result.own ?? took }
+            if roster[result.id]?.hasPrepared == true {
+                roster[result.id]?.ownPrepare = result.own ?? took
+                roster[result.id]?.ownPrepareFromCatchUp = false
+            }
             roster[result.id]?.hasPrepared = true
             ready.append(result.id)
         }
@@ -119,11 +122,7 @@ extension PlaybackCoordinationMedium {
     /// is; the prediction's extra grows after such a miss. One not ready when the readiness wait ends is left
     /// behind, as with the barrier.
     private func runPredictedStart(item: String, target: GroupState, originator: ParticipantID?, ids: [ParticipantID],
-                                   generation: Int, prediction: StartPrediction) async throws {
-        // The slowest known preparation; participants with none known yet are taken to be alike. With none known
-        // at all, the medium's own measures (a remote participant's include the network).
-        let expected = ids.compactMap { roster[$0]?.ownPrepare }.max()
-            ?? ids.compactMap { roster[$0]?.lastPrepare }.max() ?? GroupRoster.assumedPrepare
+                                   generation: Int, prediction: StartPrediction, expected: Duration) async throws {
         let lead = prediction.lead(expectedPrepare: expected)
         var state = target
         let start = pipelineTime.time + ClockTime(lead)
@@ -152,7 +151,10 @@ extension PlaybackCoordinationMedium {
             guard let took = result.took else { continue }
             roster[result.id]?.isReady = !late.contains(result.id)
             // A local participant's whole call is its preparation (starting does not wait for the instant).
-            if roster[result.id]?.hasPrepared == true { roster[result.id]?.ownPrepare = result.own ?? took }
+            if roster[result.id]?.hasPrepared == true {
+                roster[result.id]?.ownPrepare = result.own ?? took
+                roster[result.id]?.ownPrepareFromCatchUp = false
+            }
             roster[result.id]?.hasPrepared = true
         }
         startPrediction?.recordStart(missed: late.count)
@@ -168,6 +170,19 @@ extension PlaybackCoordinationMedium {
         for result in results {
             if case .failure(let error) = result.outcome { throw error }
         }
+    }
+
+    /// The preparation a predicted start of `ids` counts on, or nil when the barrier is expected to be quicker
+    /// (`StartPrediction.beatsBarrier`). It counts on the slowest known own preparation; participants with none
+    /// known yet are taken to be alike; with none known at all, on the medium's own measures (a remote
+    /// participant's include the network).
+    private func predictedPreparation(_ ids: [ParticipantID], _ prediction: StartPrediction) -> Duration? {
+        let entries = ids.compactMap { roster[$0] }
+        let measures = entries.compactMap { entry in entry.ownPrepare.map { ($0, entry.ownPrepareFromCatchUp) } }
+        let expected = measures.map(\.0).max() ?? entries.map(\.lastPrepare).max() ?? GroupRoster.assumedPrepare
+        let barrierPrepare = StartPrediction.barrierPreparation(measures.map { (prepare: $0.0, fromCatchUp: $0.1) })
+            ?? expected
+        return prediction.beatsBarrier(expectedPrepare: expected, barrierPrepare: barrierPrepare) ? expected : nil
     }
 
     /// Hands "play at `start`" to every ready participant; returns those that got it too late.

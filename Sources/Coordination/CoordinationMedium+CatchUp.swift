@@ -69,6 +69,7 @@ extension PlaybackCoordinationMedium {
             roster[id]?.lastPrepare = took
             // A catch-up prepares a pipeline that has prerolled (a joiner waits prerolled): a seek's measure.
             roster[id]?.ownPrepare = own ?? took
+            roster[id]?.ownPrepareFromCatchUp = true
             roster[id]?.hasPrepared = true
             if paused {
                 try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: media),

@@ -93,10 +93,12 @@ public actor PlaybackCoordinationMedium: CoordinationMedium {
     /// Where a playing barrier's instant goes when it is predicted (`runPredictedStart`); nil: after everyone is
     /// ready (`StartMarginPolicy`). A session host sets one while members take part.
     public internal(set) var startPrediction: StartPrediction?
-    /// Sets the prediction's delivery (nil: no prediction), keeping what recent misses added to it.
-    public func setStartPrediction(delivery: Duration?) {
+    /// Sets the prediction's delivery and the slowest round trip (nil: no prediction), keeping what recent misses
+    /// added to it.
+    public func setStartPrediction(delivery: Duration?, roundTrip: Duration = .zero) {
         guard let delivery else { startPrediction = nil; return }
-        startPrediction = startPrediction?.with(delivery: delivery) ?? StartPrediction(delivery: delivery)
+        startPrediction = startPrediction?.with(delivery: delivery, roundTrip: roundTrip)
+            ?? StartPrediction(delivery: delivery, roundTrip: roundTrip)
     }
     public func setReadyTimeout(_ timeout: Duration) { readiness.limit = timeout }
     public func setReadinessPolicy(_ policy: ReadinessPolicy) { readiness = policy }

@@ -18,6 +18,9 @@ public struct GroupRoster: Sendable, Equatable {
         public var ownPrepare: Duration?
         /// It has prepared in a barrier or a catch-up before (its pipeline has prerolled once).
         public var hasPrepared = false
+        /// `ownPrepare` was measured by a catch-up (a join, the end of a suspension), not a group command: joins
+        /// overstate a seek (`StartPrediction`, "When not to predict").
+        public var ownPrepareFromCatchUp = false
         /// The medium left it behind: it was not ready when a barrier stopped waiting (`ReadinessPolicy`). Like a
         /// suspension (`coordinatedPlaybackNotPossible`), it is skipped by the group's commands until it has been
         /// caught up.

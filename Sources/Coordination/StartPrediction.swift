@@ -20,18 +20,34 @@
 ///   after each start nobody missed. A participant that misses the instant is caught up like a late joiner, so a
 ///   miss costs it 150–250 ms; `extra` keeps a slow machine from paying that at every command.
 ///
+/// **When not to predict.** C is only as good as the preparation it counts on. Before the group's first command
+/// with its members, that is each member's join catch-up, and joins overstate a seek: 8 members joining together
+/// (load 4.7) measured 41–231 ms where the seek after took 50–105 ms, so the predicted lead (318 ms) was longer
+/// than the whole barrier (~205 ms). The barrier waits for the real preparations instead. So a command is predicted
+/// only when its lead is no longer than what the barrier would take (`barrierEstimate`: a round trip for "prepare"
+/// and "ready", the slowest preparation, the barrier's margin of `barrierMargin` + a round trip), counting a
+/// measure from a catch-up at half (`barrierPreparation`). With 2 and 4 members (preparations 6–51 ms) that always
+/// predicts; with 8 joined together it runs the first seek as a barrier, whose measures then predict the next.
+///
 /// A value: the medium keeps one while a prediction is set (`PlaybackCoordinationMedium.setStartPrediction`) and
 /// feeds it every predicted start's outcome. Pure.
 public struct StartPrediction: Sendable, Equatable {
     public var delivery: Duration
+    /// The slowest member's round trip (what a barrier's exchanges and margin cost).
+    public var roundTrip: Duration
+    /// A barrier's margin beyond one round trip (the session host's `networkMarginBase`).
+    public var barrierMargin: Duration
     public var floor: Duration
     public var maximumExtra: Duration
     public private(set) var extra: Duration = .zero
     /// What `extra` becomes at least after a miss.
     public static let firstExtra: Duration = .milliseconds(10)
 
-    public init(delivery: Duration, floor: Duration = .milliseconds(2), maximumExtra: Duration = .milliseconds(200)) {
+    public init(delivery: Duration, roundTrip: Duration = .zero, barrierMargin: Duration = .milliseconds(25),
+                floor: Duration = .milliseconds(2), maximumExtra: Duration = .milliseconds(200)) {
         self.delivery = delivery
+        self.roundTrip = roundTrip
+        self.barrierMargin = barrierMargin
         self.floor = floor
         self.maximumExtra = maximumExtra
     }
@@ -39,6 +55,23 @@ public struct StartPrediction: Sendable, Equatable {
     /// How far ahead of the command the start instant goes, for participants that prepare in `expectedPrepare`.
     public func lead(expectedPrepare: Duration) -> Duration {
         delivery + expectedPrepare * 6 / 5 + floor + extra
+    }
+
+    /// What a barrier would take from the command to its instant: "prepare" out and "ready" back (a round trip),
+    /// the slowest preparation, and its margin (`barrierMargin` + a round trip).
+    public func barrierEstimate(slowestPrepare: Duration) -> Duration {
+        roundTrip * 2 + barrierMargin + slowestPrepare
+    }
+
+    /// The slowest preparation a barrier is estimated with: each participant's measure, one from a catch-up (a
+    /// join) at half (see "When not to predict"); nil for none.
+    public static func barrierPreparation(_ measures: [(prepare: Duration, fromCatchUp: Bool)]) -> Duration? {
+        measures.map { $0.fromCatchUp ? $0.prepare / 2 : $0.prepare }.max()
+    }
+
+    /// Whether a command is predicted: its lead is no longer than the barrier's estimate.
+    public func beatsBarrier(expectedPrepare: Duration, barrierPrepare: Duration) -> Bool {
+        lead(expectedPrepare: expectedPrepare) <= barrierEstimate(slowestPrepare: barrierPrepare)
     }
 
     /// A predicted start happened; `missed` participants were ready only after its instant.
@@ -50,10 +83,11 @@ public struct StartPrediction: Sendable, Equatable {
         }
     }
 
-    /// The same prediction with a new delivery (the round trips change), keeping what recent misses added.
-    public func with(delivery: Duration) -> StartPrediction {
+    /// The same prediction with a new delivery and round trip, keeping what recent misses added.
+    public func with(delivery: Duration, roundTrip: Duration) -> StartPrediction {
         var copy = self
         copy.delivery = delivery
+        copy.roundTrip = roundTrip
         return copy
     }
 }

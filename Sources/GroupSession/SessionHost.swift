@@ -184,7 +184,8 @@ public actor SessionHost {
         let longestOneWays = roundTrips.keys.map { oneWays[$0]?.max() }
         let slowestOneWay = longestOneWays.contains(where: { $0 == nil }) ? nil : longestOneWays.compactMap { $0 }.max()
         await medium.setStartPrediction(delivery: Self.predictionDelivery(slowestOneWay: slowestOneWay,
-                                                                          slowestRoundTrip: slowest))
+                                                                          slowestRoundTrip: slowest),
+                                        roundTrip: slowest)
     }
 
     /// A predicted start's delivery (`StartPrediction`): how long "prepare" may take to reach the farthest member,

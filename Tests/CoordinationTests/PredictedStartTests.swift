@@ -14,7 +14,7 @@ final class PredictedStartTests: XCTestCase {
         for id in ["a", "b"] { try await group.add(id) }
         group.targets[1].takePreparing(.milliseconds(50))
         try await group.coordinators[0].coordinatePlay()
-        await group.medium.setStartPrediction(delivery: .milliseconds(40))
+        await group.medium.setStartPrediction(delivery: .milliseconds(40), roundTrip: .milliseconds(80))
         return group
     }
 
@@ -90,5 +90,29 @@ final class PredictedStartTests: XCTestCase {
         for target in group.targets { XCTAssertEqual(target.startedAt.last, instant) }
         let timing = try unwrap(await group.medium.lastBarrierTiming)
         XCTAssertTrue(timing.predicted)
+    }
+
+    /// A join's preparation overstates a seek: counting on one, the predicted lead would be longer than the whole
+    /// barrier, so the command is a barrier; its preparations are measures of a group command, and predict the next.
+    func testAPredictionLongerThanTheBarrierIsABarrierAndItsPreparationsPredictTheNextCommand() async throws {
+        var group = FakeGroup()
+        for id in ["a", "b"] { try await group.add(id) }
+        try await group.coordinators[0].coordinatePlay()
+        await group.clock.advance(by: .seconds(2))
+        let joiner = try await group.add("c")
+        joiner.takePreparing(.milliseconds(400), .milliseconds(400))
+        try await group.coordinators[2].join()
+        await group.medium.setStartPrediction(delivery: .milliseconds(40), roundTrip: .milliseconds(40))
+        // Predicted: 40 + 6/5 × 400 + 2 = 522 ms; a barrier: 2 × 40 + 25 + 400 / 2 = 305 ms.
+        try await group.coordinators[0].coordinateSeek(to: .seconds(5))
+        let seek = try unwrap(await group.medium.lastBarrierTiming)
+        XCTAssertFalse(seek.predicted, "the join's 400 ms would have put the instant past the barrier's")
+        for target in group.targets { XCTAssertEqual(target.startedAt.count, 2, "started by the seek") }
+        // The barrier measured every preparation as a group command's (no time: the fakes were ready at once).
+        let commandAt = group.time.time
+        try await group.coordinators[0].coordinateSeek(to: .seconds(8))
+        let next = try unwrap(await group.medium.lastBarrierTiming)
+        XCTAssertTrue(next.predicted)
+        for target in group.targets { XCTAssertEqual(target.startedAt.last, commandAt + .milliseconds(42)) }
     }
 }

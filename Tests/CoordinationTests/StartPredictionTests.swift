@@ -32,8 +32,32 @@ final class StartPredictionTests: XCTestCase {
     func testANewDeliveryKeepsWhatMissesAdded() {
         var prediction = StartPrediction(delivery: .milliseconds(40))
         prediction.recordStart(missed: 1)
-        let moved = prediction.with(delivery: .milliseconds(60))
+        let moved = prediction.with(delivery: .milliseconds(60), roundTrip: .milliseconds(70))
         XCTAssertEqual(moved.delivery, .milliseconds(60))
+        XCTAssertEqual(moved.roundTrip, .milliseconds(70))
         XCTAssertEqual(moved.extra, .milliseconds(10))
+    }
+
+    func testABarrierIsEstimatedFromItsRoundTripsMarginAndPreparationWithAJoinsAtHalf() {
+        let prediction = StartPrediction(delivery: .milliseconds(32), roundTrip: .milliseconds(40))
+        XCTAssertEqual(prediction.barrierEstimate(slowestPrepare: .milliseconds(50)), .milliseconds(80 + 25 + 50))
+        XCTAssertEqual(StartPrediction.barrierPreparation([(.milliseconds(231), true), (.milliseconds(105), false)]),
+                       .milliseconds(115.5))
+        XCTAssertEqual(StartPrediction.barrierPreparation([(.milliseconds(60), false), (.milliseconds(100), true)]),
+                       .milliseconds(60))
+        XCTAssertNil(StartPrediction.barrierPreparation([]))
+    }
+
+    /// The bench's figures (20 ± 5 ms relayed): 2 and 4 members predict from their joins; 8 members joined together
+    /// (a join measured 231 ms) do not, until a group command has measured them (the slowest 105 ms).
+    func testPredictingIsChosenOnlyWhenItsLeadIsNoLongerThanTheBarriersEstimate() {
+        let four = StartPrediction(delivery: .milliseconds(32), roundTrip: .milliseconds(40))
+        XCTAssertTrue(four.beatsBarrier(expectedPrepare: .milliseconds(43), barrierPrepare: .milliseconds(21.5)))
+        let eight = StartPrediction(delivery: .milliseconds(39), roundTrip: .milliseconds(40))
+        XCTAssertFalse(eight.beatsBarrier(expectedPrepare: .milliseconds(231), barrierPrepare: .milliseconds(115.5)))
+        XCTAssertTrue(eight.beatsBarrier(expectedPrepare: .milliseconds(105), barrierPrepare: .milliseconds(105)))
+        let unmeasured = StartPrediction(delivery: .milliseconds(25))
+        XCTAssertFalse(unmeasured.beatsBarrier(expectedPrepare: .milliseconds(20), barrierPrepare: .milliseconds(20)),
+                       "no round trip measured yet: the barrier")
     }
 }
