@@ -84,10 +84,11 @@ final class NetworkMediumTests: XCTestCase {
         let chosen = await eventually(timeout: .seconds(5)) {
             let state = await medium.groupState(for: "event")
             return state?.anchorMedia == .seconds(7) && state?.anchorClock != nil && !self.plays(local).isEmpty
-                && self.plays(local).last == state?.anchorClock
+                && self.plays(local).last == state?.anchorClock && remote.waitingAtGate == 1
         }
-        XCTAssertTrue(chosen, "the host's view was told the instant while the member still prepared")
-        XCTAssertEqual(remote.waitingAtGate, 1, "the member's view is still preparing")
+        // (The member's view reaches its gate once the prepare has crossed the link: the test waits for both.)
+        XCTAssertTrue(chosen, "the host's view was told the instant while the member's view prepared: "
+                      + "gate \(remote.waitingAtGate), local plays \(plays(local))")
         let during = await medium.groupState(for: "event")
         let instant = try XCTUnwrap(during?.anchorClock)
         // Ready well after the instant: the member refuses it, and is caught up.
