@@ -38,10 +38,12 @@ final class PulseTimingTapTests: XCTestCase {
         XCTAssertEqual(other.snapshots, 0, "a sink without a stream got another sink's snapshots")
         XCTAssertGreaterThan(statistics.corrected, 100, "most of 200 reports are corrected once two snapshots agree")
         XCTAssertGreaterThan(statistics.corrected, statistics.uncorrected)
-        // On an idle server the smoother is off by little; a wrong unit (bytes taken as frames, µs as ns) would put
-        // the server's playout seconds away from it.
-        XCTAssertLessThan(abs(statistics.lastSmootherError), 20_000_000,
-                          "smoother and server disagree by more than 20 ms")
+        // A wrong unit (bytes taken as frames, µs as ns) would put the server's playout seconds away from the
+        // smoother. The smoother itself is off by 0.06-0.41 ms on an idle server, but by tens of ms on a busy one
+        // (the error the tap exists for): 41 ms once in a full run (Scripts/test-repeat on 0779887, PulseAudio
+        // shared by four test shards), where the bound was 20 ms. 500 ms still tells a wrong unit from that.
+        XCTAssertLessThan(abs(statistics.lastSmootherError), 500_000_000,
+                          "smoother and server disagree by more than 500 ms: a wrong unit?")
         let corrected = reports.value.filter { $0.raw != $0.corrected }
         XCTAssertEqual(corrected.count, statistics.corrected, "every corrected report was passed on corrected")
     }
