@@ -57,13 +57,7 @@ extension PlaybackCoordinationMedium {
         for result in results {
             guard let took = result.took else { continue }
             roster[result.id]?.isReady = true
-            roster[result.id]?.lastPrepare = took
-            // Its first barrier is its pipeline's first preroll, no measure of a seek (`GroupRoster.Entry.ownPrepare`).
-            if roster[result.id]?.hasPrepared == true {
-                roster[result.id]?.ownPrepare = result.own ?? took
-                roster[result.id]?.ownPrepareFromCatchUp = false
-            }
-            roster[result.id]?.hasPrepared = true
+            roster.notePreparation(result.id, own: result.own ?? took, lastPrepare: took, byCatchUp: false)
             ready.append(result.id)
         }
         ready.sort()
@@ -137,11 +131,11 @@ extension PlaybackCoordinationMedium {
         let missed = Mutex<Set<ParticipantID>>([])
         let results = try await prepareAll(ids) { id, coordinator in
             do {
-                return try await coordinator.prepareThenStart(prepare, play)
+                try await coordinator.prepareThenStart(prepare, play)
             } catch CoordinationError.missedStartInstant {
                 missed.withLock { _ = $0.insert(id) }
-                return await coordinator.targetPreparation()
             }
+            return await coordinator.targetPreparation()
         }
         guard generations[item] == generation else { throw CoordinationError.superseded }
         let late = missed.withLock { $0 }
@@ -151,11 +145,7 @@ extension PlaybackCoordinationMedium {
             guard let took = result.took else { continue }
             roster[result.id]?.isReady = !late.contains(result.id)
             // A local participant's whole call is its preparation (starting does not wait for the instant).
-            if roster[result.id]?.hasPrepared == true {
-                roster[result.id]?.ownPrepare = result.own ?? took
-                roster[result.id]?.ownPrepareFromCatchUp = false
-            }
-            roster[result.id]?.hasPrepared = true
+            roster.notePreparation(result.id, own: result.own ?? took, lastPrepare: nil, byCatchUp: false)
         }
         startPrediction?.recordStart(missed: late.count)
         lastBarrierTiming = BarrierTiming(generation: generation,
@@ -178,10 +168,11 @@ extension PlaybackCoordinationMedium {
     /// participant's include the network).
     private func predictedPreparation(_ ids: [ParticipantID], _ prediction: StartPrediction) -> Duration? {
         let entries = ids.compactMap { roster[$0] }
-        let measures = entries.compactMap { entry in entry.ownPrepare.map { ($0, entry.ownPrepareFromCatchUp) } }
-        let expected = measures.map(\.0).max() ?? entries.map(\.lastPrepare).max() ?? GroupRoster.assumedPrepare
-        let barrierPrepare = StartPrediction.barrierPreparation(measures.map { (prepare: $0.0, fromCatchUp: $0.1) })
-            ?? expected
+        let measures = entries.compactMap { entry in
+            entry.ownPrepare.map { (prepare: $0, fromCatchUp: entry.ownPrepareFromCatchUp) }
+        }
+        let expected = measures.map(\.prepare).max() ?? entries.map(\.lastPrepare).max() ?? GroupRoster.assumedPrepare
+        let barrierPrepare = StartPrediction.barrierPreparation(measures) ?? expected
         return prediction.beatsBarrier(expectedPrepare: expected, barrierPrepare: barrierPrepare) ? expected : nil
     }
 

@@ -66,11 +66,8 @@ extension PlaybackCoordinationMedium {
                 settleAim(aim, took: nil, .failed)
                 return false
             }
-            roster[id]?.lastPrepare = took
             // A catch-up prepares a pipeline that has prerolled (a joiner waits prerolled): a seek's measure.
-            roster[id]?.ownPrepare = own ?? took
-            roster[id]?.ownPrepareFromCatchUp = true
-            roster[id]?.hasPrepared = true
+            roster.notePreparation(id, own: own ?? took, lastPrepare: took, byCatchUp: true)
             if paused {
                 try await coordinator.perform(DelegatedCommand(kind: .pause(itemTime: media),
                                                                expectedItemIdentifier: item, originator: nil))

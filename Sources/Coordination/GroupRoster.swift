@@ -29,6 +29,21 @@ public struct GroupRoster: Sendable, Equatable {
         public init(item: String) { self.item = item }
     }
 
+    /// A participant prepared: `own` as measured where it ran (what a predicted start counts on, `ownPrepare`) and,
+    /// when given, `lastPrepare` as the medium measured it from command to ready (what a catch-up aims with). A
+    /// catch-up's own measure is kept as a join's (`ownPrepareFromCatchUp`); a group command's is kept unless it
+    /// is the participant's first, its pipeline's first preroll.
+    public mutating func notePreparation(_ id: ParticipantID, own: Duration, lastPrepare: Duration?, byCatchUp: Bool) {
+        guard var entry = entries[id] else { return }
+        if let lastPrepare { entry.lastPrepare = lastPrepare }
+        if byCatchUp || entry.hasPrepared {
+            entry.ownPrepare = own
+            entry.ownPrepareFromCatchUp = byCatchUp
+        }
+        entry.hasPrepared = true
+        entries[id] = entry
+    }
+
     /// What a participant is assumed to need to seek and preroll before it was ever measured.
     public static let assumedPrepare: Duration = .milliseconds(150)
 

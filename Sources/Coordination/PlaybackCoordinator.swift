@@ -22,11 +22,11 @@ public protocol CoordinatedPlaybackTarget: AnyObject, Sendable {
     /// default performs and calls it with nil.
     func prepare(_ command: DelegatedCommand, whenReady: @escaping @Sendable ((any PreparedStart)?) -> Void) async throws
     /// A predicted start (`StartPrediction`): carries out `prepare` (a buffer command), then `start` (play at C)
-    /// without waiting to be told in between — a remote target sends both at once. Returns how long preparing
-    /// took where it ran, when the target measures it (nil: the medium's own measure of the whole call stands for
-    /// it, which is right for a local target: starting does not wait for C); throws `missedStartInstant` when it
-    /// was ready only after C. The default performs one, then the other.
-    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration?
+    /// without waiting to be told in between — a remote target sends both at once. Throws `missedStartInstant`
+    /// when it was ready only after C. How long preparing took is `lastPreparation`'s to say (nil: the medium's own
+    /// measure of the whole call stands for it, which is right for a local target: starting does not wait for C).
+    /// The default performs one, then the other.
+    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws
     /// How long its last preparation took where it ran, when the target knows better than the medium's own
     /// measure (a remote view: the member's figure, without the network). The default: nil.
     func lastPreparation() async -> Duration?
@@ -39,10 +39,9 @@ extension CoordinatedPlaybackTarget {
         whenReady(nil)
     }
 
-    public func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration? {
+    public func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws {
         try await perform(prepare)
         try await perform(start)
-        return nil
     }
 
     public func lastPreparation() async -> Duration? { nil }
@@ -238,11 +237,11 @@ public actor PlaybackCoordinator {
         try await target.prepare(command, whenReady: whenReady)
     }
 
-    /// A predicted start's two commands (`CoordinatedPlaybackTarget.prepareThenStart`); nil when they are ignored
-    /// (suspended, another item).
-    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration? {
-        guard let target = try accept(prepare), try accept(start) != nil else { return nil }
-        return try await target.prepareThenStart(prepare, start)
+    /// A predicted start's two commands (`CoordinatedPlaybackTarget.prepareThenStart`); ignored when suspended or
+    /// on another item.
+    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws {
+        guard let target = try accept(prepare), try accept(start) != nil else { return }
+        try await target.prepareThenStart(prepare, start)
     }
 
     /// The target's own measure of its last preparation (`CoordinatedPlaybackTarget.lastPreparation`).

@@ -9,11 +9,10 @@
 ///
 ///     now + delivery + expected preparation × 6/5 + floor + extra
 ///
-/// - `delivery`: how long "prepare" may take to reach the farthest participant; the session host gives the
-///   slowest member's round trip (one way is about half, so the other half is slack for jitter and a busy
-///   reader).
+/// - `delivery`: how long "prepare" may take to reach the farthest participant; the session host gives the longest
+///   recent one-way delay of its members + 5 ms (`SessionHost.predictionDelivery`).
 /// - the expected preparation: the slowest participant's last one, as measured where it ran
-///   (`GroupRoster.Entry.expectedPrepare`); 6/5 covers how much one preparation differs from the next (catch-ups
+///   (`GroupRoster.Entry.ownPrepare`); 6/5 covers how much one preparation differs from the next (catch-ups
 ///   under load took 0.65–1.09 × the one before, `CatchUpPlanner`).
 /// - `floor`: the in-process margin (the sinks' start, `StartMarginPolicy`).
 /// - `extra`: grows after a start somebody missed (doubles, at least 10 ms, at most `maximumExtra`) and halves

@@ -33,12 +33,11 @@ final class RemoteViewTarget: CoordinatedPlaybackTarget {
 
     /// "Prepare" and "start at C" leave together: the member prepares, then starts at C (or answers that it
     /// missed it) without waiting a round trip to be told.
-    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws -> Duration? {
+    func prepareThenStart(_ prepare: DelegatedCommand, _ start: DelegatedCommand) async throws {
         let (prepared, started) = await member.requests({ self.message(prepare, request: $0) },
                                                          then: { self.message(start, request: $0) })
         try check(prepared)
         try check(started)
-        return reportedPreparation.withLock { $0 }
     }
 
     func lastPreparation() async -> Duration? { reportedPreparation.withLock { $0 } }

@@ -112,4 +112,28 @@ final class GroupRosterTests: XCTestCase {
         hold.remove(a)
         XCTAssertFalse(hold.isHolding, "a holder that left holds nothing")
     }
+
+    /// What a predicted start counts on: a participant's first group command is its pipeline's first preroll and is
+    /// not kept as its own measure; a catch-up's is, marked as a join's; a later command's replaces it.
+    func testOwnPreparationsSkipTheFirstPrerollAndMarkACatchUps() throws {
+        var roster = GroupRoster()
+        let a = ParticipantID("a")
+        try roster.add(a, item: "event")
+        roster.notePreparation(a, own: .milliseconds(316), lastPrepare: .milliseconds(316), byCatchUp: false)
+        XCTAssertNil(roster[a]?.ownPrepare, "the first preroll is no seek")
+        XCTAssertEqual(roster[a]?.lastPrepare, .milliseconds(316))
+        roster.notePreparation(a, own: .milliseconds(40), lastPrepare: .milliseconds(80), byCatchUp: true)
+        XCTAssertEqual(roster[a]?.ownPrepare, .milliseconds(40))
+        XCTAssertEqual(roster[a]?.ownPrepareFromCatchUp, true)
+        XCTAssertEqual(roster[a]?.lastPrepare, .milliseconds(80))
+        roster.notePreparation(a, own: .milliseconds(25), lastPrepare: nil, byCatchUp: false)
+        XCTAssertEqual(roster[a]?.ownPrepare, .milliseconds(25))
+        XCTAssertEqual(roster[a]?.ownPrepareFromCatchUp, false)
+        XCTAssertEqual(roster[a]?.lastPrepare, .milliseconds(80), "kept when the medium did not measure it")
+
+        let b = ParticipantID("b")
+        try roster.add(b, item: "event")
+        roster.notePreparation(b, own: .milliseconds(30), lastPrepare: .milliseconds(70), byCatchUp: true)
+        XCTAssertEqual(roster[b]?.ownPrepare, .milliseconds(30), "a joiner's first preparation is a catch-up's: kept")
+    }
 }
